@@ -1,0 +1,11 @@
+# Every dependency is a Debian 12 package (scripts/setup installs them); none is fetched.
+find_package(fmt REQUIRED)
+find_package(tomlplusplus REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+if(GPUPLAN_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(GPUPLAN_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

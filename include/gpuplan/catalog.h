@@ -1,0 +1,55 @@
+// The catalog: every GPU, fabric, model, offer and model parameter gpuplan knows, loaded
+// strictly from a data directory.
+//
+// Layout of the directory: gpus/*.toml, fabrics/*.toml, offers/*.toml, models/*.json (Hugging
+// Face config.json files), params/memory.toml. Each TOML file starts with `schema = 1`,
+// gives every value with its unit ("141 GB", "4.8 TB/s") and names its `source`. Loading
+// stops at the first problem with an Error naming file:line:column and the key, with a
+// "did you mean" hint for misspelt keys; an unknown key, a bare number where a unit is due, a
+// negative size, a missing field or a reference to an id that does not exist are all errors.
+// After loading, the Catalog is immutable; lookups by id suggest the closest id on a miss.
+#ifndef GPUPLAN_CATALOG_H_
+#define GPUPLAN_CATALOG_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/hardware.h"
+#include "gpuplan/memory.h"
+#include "gpuplan/model.h"
+#include "gpuplan/result.h"
+
+namespace gpuplan {
+
+class Catalog {
+ public:
+  // Loads every entry under `data_dir`. Entries of each kind are sorted by id.
+  static Result<Catalog> load(const std::string& data_dir);
+
+  const std::vector<Gpu>& gpus() const { return gpus_; }
+  const std::vector<Fabric>& fabrics() const { return fabrics_; }
+  const std::vector<Model>& models() const { return models_; }
+  const std::vector<Offer>& offers() const { return offers_; }
+  const MemoryParams& memory_params() const { return memory_params_; }
+  const std::string& data_dir() const { return data_dir_; }
+
+  // Lookups by exact id; on a miss the error suggests the closest id.
+  Result<const Gpu*> gpu(std::string_view id) const;
+  Result<const Fabric*> fabric(std::string_view id) const;
+  Result<const Offer*> offer(std::string_view id) const;
+  // A catalog model id, or a path to a config.json (anything containing '/' or ending ".json").
+  Result<Model> model(std::string_view id_or_path) const;
+
+ private:
+  std::string data_dir_;
+  std::vector<Gpu> gpus_;
+  std::vector<Fabric> fabrics_;
+  std::vector<Model> models_;
+  std::vector<Offer> offers_;
+  MemoryParams memory_params_;
+};
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_CATALOG_H_

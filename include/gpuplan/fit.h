@@ -1,0 +1,73 @@
+// Does a job fit in GPU memory, and if not, what does it take?
+//
+// fit_on_gpu() compares the memory of the heaviest GPU of a layout (memory.h) with what the
+// driver leaves to programs on that GPU (Gpu::memory_usable, not the marketing figure) and
+// gives the verdict with its margin; for inference it also says how much memory is left for
+// the KV cache and how many tokens of context that holds. smallest_fit() searches layouts for
+// the fewest GPUs of one type that hold the job.
+#ifndef GPUPLAN_FIT_H_
+#define GPUPLAN_FIT_H_
+
+#include <optional>
+#include <string>
+
+#include "gpuplan/hardware.h"
+#include "gpuplan/memory.h"
+#include "gpuplan/model.h"
+
+namespace gpuplan {
+
+struct FitVerdict {
+  bool fits = false;
+  Bytes usable;    // what the driver reports on one GPU
+  Bytes required;  // the heaviest GPU's total
+  Bytes margin;    // usable - required (negative when it does not fit)
+  std::string reason;  // one sentence, for people
+};
+
+// KV-cache room on one GPU for inference.
+struct KvCapacity {
+  double bytes_per_token = 0;  // KV bytes one token of context takes on this GPU
+  Bytes budget;                // usable - weights - activations - overhead (may be negative)
+  int64_t tokens = 0;          // tokens of context (summed over sequences) the budget holds
+  int64_t max_context = 0;     // longest context per sequence at the job's batch
+};
+
+struct FitReport {
+  MemoryBreakdown memory;
+  FitVerdict verdict;
+  std::optional<KvCapacity> kv;  // inference only
+};
+
+// REQUIRES: !layout_problem(model, job).
+FitReport fit_on_gpu(const Model& model, const MemoryJob& job, const Gpu& gpu,
+                     const MemoryParams& params);
+
+// Which layout knobs the search may change. Knobs the user fixed stay as given in the job.
+struct FitSearch {
+  int64_t max_gpus = 16384;
+  int64_t max_tp = 8;          // tensor parallelism stays inside one 8-GPU node
+  bool vary_zero = true;       // try ZeRO 0..3 (training)
+  bool vary_recompute = true;  // try none, selective, full (training)
+};
+
+struct SmallestFit {
+  bool found = false;
+  int64_t gpus = 0;
+  MemoryJob job;         // the job with the layout that fits
+  FitReport report;
+  std::string reason;    // when not found: why not, for people
+  int64_t layouts_evaluated = 0;
+};
+
+// Searches GPU counts 1..8, then multiples of 8 (whole nodes), up to search.max_gpus, and
+// returns the first count with a layout that fits. At that count the preferred layout is the
+// first that fits in this order: less recomputation, lower ZeRO stage, fewer pipeline stages,
+// less tensor parallelism — so the answer is deterministic and as simple as it can be.
+// Inference uses tp * pp GPUs (one replica); training fills the rest with data parallelism.
+SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gpu,
+                         const MemoryParams& params, const FitSearch& search);
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_FIT_H_

@@ -1,0 +1,111 @@
+// The hardware gpuplan reasons about: GPUs, the fabrics that connect them, and the offers
+// (products with a node shape, sites and a price) that people rent or buy.
+//
+// These are plain validated structs; the catalog module builds them from data/ files and is
+// the only code that parses. Every quantity is in SI units (see units.h); every entry keeps
+// the file it came from and its `source`, so output can say where a number comes from.
+#ifndef GPUPLAN_HARDWARE_H_
+#define GPUPLAN_HARDWARE_H_
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/result.h"
+#include "gpuplan/units.h"
+
+namespace gpuplan {
+
+// Number formats for weights, activations, KV cache and tensor-core compute.
+enum class Precision { kFp32, kTf32, kFp16, kBf16, kFp8, kInt8, kInt4 };
+inline constexpr int kPrecisionCount = 7;
+
+// "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4".
+std::string_view precision_name(Precision p);
+// Parses a precision name; the error suggests the closest name.
+Result<Precision> parse_precision(std::string_view name);
+// Storage bytes per element: 4, 4, 2, 2, 1, 1, 0.5.
+double precision_bytes(Precision p);
+
+struct Gpu {
+  std::string id;      // "h200-sxm"
+  std::string name;    // "NVIDIA H200 SXM 141 GB"
+  std::string vendor;  // "nvidia", "amd"
+  Bytes memory;        // capacity as marketed (141 GB)
+  Bytes memory_usable; // capacity the driver reports to programs (nvidia-smi total)
+  BytesPerSecond memory_bandwidth;  // peak HBM/GDDR bandwidth
+  // Dense (no 2:4 sparsity) tensor-core peak per precision; nullopt: not supported.
+  std::array<std::optional<FlopsPerSecond>, kPrecisionCount> peak;
+  Watts tdp;
+  int64_t pcie_gen = 0;
+  std::string scale_up;        // fabric id of GPU-to-GPU links in its usual node
+  int64_t scale_up_domain = 1; // GPUs one scale-up domain joins (8 on HGX, 1 with PCIe only)
+  std::string source;
+  std::string file;
+
+  std::optional<FlopsPerSecond> peak_for(Precision p) const {
+    return peak[static_cast<size_t>(p)];
+  }
+};
+
+enum class FabricKind { kNvlink, kPcie, kInfiniband, kRoce, kOmniPath, kEthernet, kXgmi };
+
+std::string_view fabric_kind_name(FabricKind k);
+Result<FabricKind> parse_fabric_kind(std::string_view name);
+
+struct Fabric {
+  std::string id;    // "nvlink4", "ib-ndr-400g"
+  std::string name;
+  FabricKind kind = FabricKind::kNvlink;
+  // Per direction: per GPU for scale-up links (NVLink, PCIe x16), per NIC for networks.
+  BytesPerSecond bandwidth;
+  Seconds latency;
+  // All-reduce bus bandwidth measured with nccl-tests where published (per GPU for scale-up,
+  // per NIC for networks), and what it was measured on.
+  std::optional<BytesPerSecond> measured_busbw;
+  std::string measured_note;
+  std::string source;
+  std::string file;
+
+  bool is_scale_up() const {
+    return kind == FabricKind::kNvlink || kind == FabricKind::kPcie || kind == FabricKind::kXgmi;
+  }
+};
+
+// Where an offer runs: a data-centre site or cloud region and its country (ISO 3166 alpha-2).
+struct Site {
+  std::string id;       // "SP1", "us-east-1"
+  std::string country;  // "BR", "US"
+  std::string location;  // city or region
+};
+
+// A sum of money in one currency (ISO 4217 code).
+struct Money {
+  double amount = 0;
+  std::string currency;  // "USD", "BRL"
+};
+
+struct Offer {
+  std::string id;        // "aws-p5.48xlarge"
+  std::string name;
+  std::string provider;
+  std::string gpu;       // catalog GPU id
+  int64_t gpus_per_node = 1;
+  int64_t max_nodes = 1;         // how many nodes can be rented together as one cluster
+  std::string scale_up;          // fabric id inside the node
+  std::string scale_out;         // fabric id between nodes; empty for a single node
+  int64_t nics_per_node = 0;
+  std::vector<Site> sites;
+  std::optional<Money> price_per_node_hour;  // nullopt: not public, the user supplies it
+  std::optional<Money> egress_per_gb;
+  std::string price_date;        // when the price was read
+  std::string source;
+  std::string notes;
+  std::string file;
+};
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_HARDWARE_H_

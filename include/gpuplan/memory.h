@@ -1,0 +1,119 @@
+// How much GPU memory a job needs, per GPU, itemised.
+//
+// A job is a model, a task (pre-training, full fine-tune, LoRA, QLoRA, inference), the number
+// formats, the optimizer, activation recomputation and a parallel layout (tensor, pipeline and
+// data parallel sizes, ZeRO stage, sequence parallelism, interleaved pipeline stages). The
+// result is the memory of the heaviest GPU — pipeline stages differ: the first holds the
+// embedding and the most micro-batches in flight, the last the output head and the logits —
+// split into weights, gradients, optimizer states, activations, KV cache and runtime overhead.
+// Every formula is stated with its source in docs/FORMULAS.md.
+#ifndef GPUPLAN_MEMORY_H_
+#define GPUPLAN_MEMORY_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/hardware.h"
+#include "gpuplan/model.h"
+#include "gpuplan/result.h"
+#include "gpuplan/units.h"
+
+namespace gpuplan {
+
+enum class Task { kTrain, kFinetune, kLora, kQlora, kInfer };
+enum class Optimizer { kAdam, kSgd, kAdafactor };
+enum class Recompute { kNone, kSelective, kFull };
+
+std::string_view task_name(Task t);
+std::string_view optimizer_name(Optimizer o);
+std::string_view recompute_name(Recompute r);
+Result<Task> parse_task(std::string_view name);
+Result<Optimizer> parse_optimizer(std::string_view name);
+Result<Recompute> parse_recompute(std::string_view name);
+
+inline bool is_training(Task t) { return t != Task::kInfer; }
+
+// Physical parameters of the memory model, read from data/params/memory.toml.
+struct MemoryParams {
+  Bytes runtime_reserved;          // CUDA context, library workspaces, NCCL buffers, per GPU
+  int64_t inference_chunk_tokens = 0;  // most tokens one serving forward pass processes
+};
+
+// How a job is spread over GPUs. tp * pp * dp GPUs in all.
+struct Parallelism {
+  int64_t tp = 1;              // tensor parallel
+  int64_t pp = 1;              // pipeline parallel stages
+  int64_t dp = 1;              // data parallel replicas
+  int64_t virtual_stages = 1;  // interleaved pipeline chunks per stage (1: plain 1F1B)
+  bool sequence_parallel = false;
+  int64_t zero = 0;            // ZeRO stage 0..3 (FSDP full shard = 3)
+
+  int64_t gpus() const { return tp * pp * dp; }
+};
+
+// LoRA adapter placement.
+enum class LoraTargets { kAttention, kAllLinear };
+
+struct MemoryJob {
+  Task task = Task::kTrain;
+  Precision precision = Precision::kBf16;     // weights and compute
+  Precision kv_precision = Precision::kBf16;  // inference KV cache
+  Optimizer optimizer = Optimizer::kAdam;
+  Recompute recompute = Recompute::kNone;
+  Parallelism layout;
+  int64_t seq = 4096;        // training: tokens per sequence
+  int64_t micro_batch = 1;   // training: sequences per micro-batch
+  // Training: micro-batches per optimizer step per pipeline; 0 when unknown, taken as >= pp
+  // (the pipeline is full, the worst case for activation memory).
+  int64_t micro_batches = 0;
+  int64_t batch = 1;         // inference: sequences served at once
+  int64_t context = 4096;    // inference: tokens per sequence (prompt + output)
+  int64_t lora_rank = 16;
+  LoraTargets lora_targets = LoraTargets::kAllLinear;
+};
+
+// Memory of one GPU, by what it holds.
+struct MemoryBreakdown {
+  Bytes weights;
+  Bytes gradients;
+  Bytes optimizer;
+  Bytes activations;
+  Bytes kv_cache;
+  Bytes overhead;  // runtime reserve (CUDA context, workspaces, communication buffers)
+  int64_t stage = 0;         // the pipeline stage this GPU serves
+  int64_t stage_layers = 0;  // transformer layers on that stage
+  double parameters = 0;     // parameters resident on this GPU (before ZeRO-3 sharding)
+  double trainable = 0;      // of which trained (LoRA: the adapters)
+
+  Bytes total() const { return weights + gradients + optimizer + activations + kv_cache + overhead; }
+};
+
+// Why a layout cannot run this model at all (tp not dividing the heads, more stages than
+// layers, ...), or nullopt when it can. Infeasible is an answer, not an error.
+std::optional<std::string> layout_problem(const Model& model, const MemoryJob& job);
+
+// Transformer layers on each of `pp` pipeline stages. When they do not divide evenly, the
+// first and last stages give up layers first (they also hold the embedding and the output
+// head), as Llama 3 405B's 126 layers on 16 stages do (Dubey et al. 2024, sec. 3.3.2).
+std::vector<int64_t> stage_layers(int64_t layers, int64_t pp);
+
+// Activation bytes one transformer layer keeps for the backward pass, per micro-batch, on one
+// GPU (Korthikanti et al. 2022, sec. 4, generalised to GQA and gated MLPs).
+Bytes layer_activation_bytes(const Model& model, const MemoryJob& job);
+
+// The heaviest GPU of the layout. REQUIRES: !layout_problem(model, job).
+MemoryBreakdown memory_per_gpu(const Model& model, const MemoryJob& job,
+                               const MemoryParams& params);
+
+// Every pipeline stage, first to last. REQUIRES: !layout_problem(model, job).
+std::vector<MemoryBreakdown> memory_per_stage(const Model& model, const MemoryJob& job,
+                                              const MemoryParams& params);
+
+// Bytes of KV cache per token on one GPU of the layout (tp shards heads; pp splits layers).
+double kv_bytes_per_token_per_gpu(const Model& model, const MemoryJob& job, int64_t stage_layers);
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_MEMORY_H_

@@ -1,0 +1,109 @@
+// Transformer architectures, and the parameter counts that follow from them.
+//
+// A Model is the normalised form of a Hugging Face `config.json`: whatever the family (GPT-2,
+// Llama, Mistral, Mixtral, Qwen2, Gemma 2, GPT-NeoX, BLOOM, MPT, Falcon, GPT-J, DeepSeek-V3),
+// it becomes one decoder-only transformer description with dense or grouped-query attention
+// (or DeepSeek's multi-head latent attention), a plain or gated MLP, and optionally
+// mixture-of-experts layers. Parameter counts are exact: for the built-in models they match the
+// totals their publishers print, and tests pin them. load_model_config() in model_loader.h reads
+// the files; everything here is arithmetic on a validated Model.
+#ifndef GPUPLAN_MODEL_H_
+#define GPUPLAN_MODEL_H_
+
+#include <cstdint>
+#include <string>
+
+namespace gpuplan {
+
+enum class NormKind {
+  kLayerNorm,        // weight and bias: 2h parameters
+  kLayerNormNoBias,  // weight only: h parameters (MPT)
+  kRmsNorm,          // weight only: h parameters
+};
+
+enum class PositionKind { kLearned, kRotary, kAlibi };
+
+// DeepSeek multi-head latent attention (MLA) sizes; all zero for ordinary attention.
+struct LatentAttention {
+  int64_t q_lora_rank = 0;  // 0: queries are not compressed
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+};
+
+// Mixture-of-experts sizes; experts == 0 means every layer is dense.
+struct MixtureOfExperts {
+  int64_t experts = 0;             // routed experts per MoE layer
+  int64_t experts_per_token = 0;   // routed experts each token visits
+  int64_t shared_experts = 0;      // experts every token visits (DeepSeek)
+  int64_t expert_intermediate = 0; // MLP width of one expert
+  int64_t dense_layers = 0;        // the first layers that stay dense (DeepSeek first_k_dense)
+  bool router_bias = false;        // per-expert score-correction bias (DeepSeek-V3)
+};
+
+struct Model {
+  std::string id;          // catalog id ("llama-3.1-8b") or the file it came from
+  std::string model_type;  // the Hugging Face model_type it was read as
+  std::string file;        // where it was read from; empty for a model built in code
+  int64_t hidden = 0;
+  int64_t layers = 0;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;      // == heads for multi-head attention, 1 for multi-query
+  int64_t head_dim = 0;      // usually hidden / heads; Gemma 2 and some Llamas set it apart
+  int64_t intermediate = 0;  // MLP width of a dense layer
+  int64_t vocab = 0;
+  int64_t max_positions = 0; // longest context the model was built for (tokens)
+  bool gated_mlp = false;    // SwiGLU/GeGLU: three matrices instead of two
+  bool tied_embeddings = false;
+  NormKind norm = NormKind::kLayerNorm;
+  int64_t norms_per_layer = 2;  // 1 for GPT-J / old Falcon parallel blocks, 4 for Gemma 2
+  bool embedding_norm = false;  // BLOOM normalises the embeddings
+  PositionKind position = PositionKind::kRotary;
+  bool qkv_bias = false;
+  bool out_bias = false;     // attention output projection bias
+  bool mlp_bias = false;
+  bool lm_head_bias = false; // GPT-J
+  LatentAttention mla;
+  MixtureOfExperts moe;
+  int64_t extra_prediction_layers = 0;  // DeepSeek MTP modules: not counted in `params`
+
+  bool is_moe() const { return moe.experts > 0; }
+  bool is_latent_attention() const { return mla.kv_lora_rank > 0; }
+};
+
+// The parameters of one transformer layer, split by how tensor parallelism treats them.
+struct LayerParameters {
+  int64_t sharded = 0;     // matrices (and their biases) split across a TP group
+  int64_t replicated = 0;  // norms and the row-parallel biases every TP rank keeps whole
+  int64_t matmul = 0;      // weights of all matrix multiplies (quantisable in inference)
+  int64_t active_matmul = 0;  // matmul weights one token actually uses (MoE: k of n experts)
+
+  int64_t total() const { return sharded + replicated; }
+};
+
+// Returns the parameters of layer `index` (0-based); DeepSeek's first layers are dense.
+// REQUIRES: 0 <= index < model.layers.
+LayerParameters layer_parameters(const Model& model, int64_t index);
+
+// Whole-model counts.
+struct ParameterCount {
+  int64_t total = 0;             // what publishers print as the model size
+  int64_t embedding = 0;         // token embedding matrix (vocab x hidden)
+  int64_t position = 0;          // learned position embeddings, 0 for rotary/ALiBi
+  int64_t lm_head = 0;           // output projection, 0 when tied to the embedding
+  int64_t norms_outside_layers = 0;  // final norm (+ BLOOM's embedding norm)
+  int64_t layers = 0;            // sum over all transformer layers
+  int64_t active_per_token = 0;  // parameters one token passes through (== total if dense)
+};
+
+ParameterCount count_parameters(const Model& model);
+
+// Bytes of key/value cache one token occupies across all layers, per element size
+// `bytes_per_element` (2 for fp16/bf16): 2 * layers * kv_heads * head_dim * bytes, or the
+// compressed latent (kv_lora_rank + qk_rope_head_dim) per layer for MLA.
+double kv_cache_bytes_per_token(const Model& model, double bytes_per_element);
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_MODEL_H_

@@ -1,0 +1,145 @@
+#include "gpuplan/catalog.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "gpuplan/model_loader.h"
+#include "gpuplan/suggest.h"
+#include "loaders.h"
+
+namespace gpuplan {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Files with `extension` directly inside `dir`, sorted by name so loading is deterministic.
+Result<std::vector<std::string>> list_files(const fs::path& dir, const std::string& extension) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return fail(dir.string(), "not a directory",
+                "point --data (or GPUPLAN_DATA) at gpuplan's data/ folder");
+  }
+  std::vector<std::string> out;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == extension) {
+      out.push_back(e.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+template <class T>
+Result<const T*> find_by_id(const std::vector<T>& items, std::string_view id,
+                            std::string_view kind) {
+  std::vector<std::string> ids;
+  for (const T& item : items) {
+    if (item.id == id) {
+      return &item;
+    }
+    ids.push_back(item.id);
+  }
+  return fail("", fmt::format("unknown {} '{}'", kind, id),
+              suggestion_hint(id, ids) + fmt::format(" (gpuplan catalog list {}s)", kind));
+}
+
+template <class T>
+Result<bool> check_unique(const std::vector<T>& items) {
+  for (size_t i = 1; i < items.size(); ++i) {
+    if (items[i].id == items[i - 1].id) {
+      return fail(items[i].file, fmt::format("id '{}' is also used by {}", items[i].id,
+                                             items[i - 1].file),
+                  "ids must be unique");
+    }
+  }
+  return true;
+}
+
+template <class T>
+void sort_by_id(std::vector<T>& items) {
+  std::sort(items.begin(), items.end(), [](const T& a, const T& b) { return a.id < b.id; });
+}
+
+// References between entries must resolve: a GPU's and an offer's fabrics, an offer's GPU.
+Result<bool> check_references(const Catalog& c) {
+  for (const Gpu& g : c.gpus()) {
+    Result<const Fabric*> f = c.fabric(g.scale_up);
+    if (!f) {
+      return fail(g.file, fmt::format("scale_up: {}", f.error().what), f.error().hint);
+    }
+  }
+  for (const Offer& o : c.offers()) {
+    for (const std::string* ref : {&o.scale_up, &o.scale_out}) {
+      if (ref->empty()) {
+        continue;
+      }
+      Result<const Fabric*> f = c.fabric(*ref);
+      if (!f) {
+        return fail(o.file, f.error().what, f.error().hint);
+      }
+    }
+    Result<const Gpu*> g = c.gpu(o.gpu);
+    if (!g) {
+      return fail(o.file, g.error().what, g.error().hint);
+    }
+  }
+  return true;
+}
+
+template <class T, class Loader>
+Result<std::vector<T>> load_all(const fs::path& dir, const std::string& extension, Loader load) {
+  std::vector<std::string> files;
+  GPUPLAN_ASSIGN_OR_RETURN(files, list_files(dir, extension));
+  std::vector<T> out;
+  for (const std::string& f : files) {
+    T item;
+    GPUPLAN_ASSIGN_OR_RETURN(item, load(f));
+    out.push_back(std::move(item));
+  }
+  sort_by_id(out);
+  GPUPLAN_RETURN_IF_ERROR(check_unique(out));
+  return out;
+}
+
+}  // namespace
+
+Result<Catalog> Catalog::load(const std::string& data_dir) {
+  const fs::path root(data_dir);
+  Catalog c;
+  c.data_dir_ = data_dir;
+  GPUPLAN_ASSIGN_OR_RETURN(c.gpus_, load_all<Gpu>(root / "gpus", ".toml", detail::load_gpu));
+  GPUPLAN_ASSIGN_OR_RETURN(c.fabrics_,
+                           load_all<Fabric>(root / "fabrics", ".toml", detail::load_fabric));
+  GPUPLAN_ASSIGN_OR_RETURN(c.offers_, load_all<Offer>(root / "offers", ".toml", detail::load_offer));
+  GPUPLAN_ASSIGN_OR_RETURN(c.models_,
+                           load_all<Model>(root / "models", ".json", load_model_config));
+  GPUPLAN_ASSIGN_OR_RETURN(c.memory_params_,
+                           detail::load_memory_params((root / "params" / "memory.toml").string()));
+  GPUPLAN_RETURN_IF_ERROR(check_references(c));
+  return c;
+}
+
+Result<const Gpu*> Catalog::gpu(std::string_view id) const { return find_by_id(gpus_, id, "gpu"); }
+
+Result<const Fabric*> Catalog::fabric(std::string_view id) const {
+  return find_by_id(fabrics_, id, "fabric");
+}
+
+Result<const Offer*> Catalog::offer(std::string_view id) const {
+  return find_by_id(offers_, id, "offer");
+}
+
+Result<Model> Catalog::model(std::string_view id_or_path) const {
+  const bool is_path = id_or_path.find('/') != std::string_view::npos ||
+                       (id_or_path.size() > 5 && id_or_path.ends_with(".json"));
+  if (is_path) {
+    return load_model_config(std::string(id_or_path));
+  }
+  const Model* m = nullptr;
+  GPUPLAN_ASSIGN_OR_RETURN(m, find_by_id(models_, id_or_path, "model"));
+  return *m;
+}
+
+}  // namespace gpuplan

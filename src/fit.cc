@@ -1,0 +1,119 @@
+#include "gpuplan/fit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace gpuplan {
+namespace {
+
+std::string gib(Bytes b) { return fmt::format("{:.1f} GiB", b.si() / GiB(1).si()); }
+
+// The (pp, tp) pairs with pp * tp dividing n, tp <= max_tp, in increasing pp then tp.
+std::vector<std::pair<int64_t, int64_t>> stage_and_tensor_sizes(int64_t n, int64_t max_tp) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t pp = 1; pp <= n; ++pp) {
+    if (n % pp != 0) {
+      continue;
+    }
+    for (int64_t tp = 1; tp <= std::min(max_tp, n / pp); ++tp) {
+      if ((n / pp) % tp == 0) {
+        out.emplace_back(pp, tp);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+FitReport fit_on_gpu(const Model& model, const MemoryJob& job, const Gpu& gpu,
+                     const MemoryParams& params) {
+  FitReport r;
+  r.memory = memory_per_gpu(model, job, params);
+  FitVerdict& v = r.verdict;
+  v.usable = gpu.memory_usable;
+  v.required = r.memory.total();
+  v.margin = v.usable - v.required;
+  v.fits = v.margin.si() >= 0;
+  if (v.fits) {
+    v.reason = fmt::format("fits: {} of {} usable, {} to spare", gib(v.required), gib(v.usable),
+                           gib(v.margin));
+  } else {
+    v.reason = fmt::format("does not fit: needs {} per GPU, {} has {} usable ({} short)",
+                           gib(v.required), gpu.id, gib(v.usable), gib(Bytes(-v.margin.si())));
+  }
+  if (job.task == Task::kInfer) {
+    KvCapacity kv;
+    kv.bytes_per_token = kv_bytes_per_token_per_gpu(model, job, r.memory.stage_layers);
+    kv.budget = v.usable - (r.memory.total() - r.memory.kv_cache);
+    kv.tokens = kv.budget.si() > 0
+                    ? static_cast<int64_t>(std::floor(kv.budget.si() / kv.bytes_per_token))
+                    : 0;
+    kv.max_context = kv.tokens / std::max<int64_t>(1, job.batch);
+    if (model.max_positions > 0) {
+      kv.max_context = std::min(kv.max_context, model.max_positions);
+    }
+    r.kv = kv;
+  }
+  return r;
+}
+
+SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gpu,
+                         const MemoryParams& params, const FitSearch& search) {
+  SmallestFit best;
+  const bool training = is_training(job.task);
+  const std::vector<int64_t> zero_options =
+      training && search.vary_zero ? std::vector<int64_t>{0, 1, 2, 3}
+                                   : std::vector<int64_t>{job.layout.zero};
+  const std::vector<Recompute> recompute_options =
+      training && search.vary_recompute
+          ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
+          : std::vector<Recompute>{job.recompute};
+  Bytes least_required(1e300);
+  for (int64_t n = 1; n <= search.max_gpus; n = n < 8 ? n + 1 : n + 8) {
+    const auto sizes = stage_and_tensor_sizes(n, search.max_tp);
+    for (Recompute rc : recompute_options) {
+      for (int64_t zero : zero_options) {
+        for (const auto& [pp, tp] : sizes) {
+          {
+            const int64_t dp = n / (pp * tp);
+            // Inference is one replica; ZeRO over a single replica is the same as no ZeRO.
+            if ((!training && dp != 1) || (search.vary_zero && zero > 0 && dp == 1)) {
+              continue;
+            }
+            MemoryJob candidate = job;
+            candidate.recompute = rc;
+            candidate.layout.tp = tp;
+            candidate.layout.pp = pp;
+            candidate.layout.dp = dp;
+            candidate.layout.zero = zero;
+            candidate.layout.virtual_stages = 1;
+            // Sequence parallelism costs nothing extra and Megatron recommends it with TP.
+            candidate.layout.sequence_parallel = tp > 1;
+            if (layout_problem(model, candidate)) {
+              continue;
+            }
+            ++best.layouts_evaluated;
+            FitReport report = fit_on_gpu(model, candidate, gpu, params);
+            least_required = std::min(least_required, report.verdict.required);
+            if (report.verdict.fits) {
+              best.found = true;
+              best.gpus = n;
+              best.job = candidate;
+              best.report = std::move(report);
+              return best;
+            }
+          }
+        }
+      }
+    }
+  }
+  best.reason = fmt::format(
+      "no layout of up to {} x {} fits: the lightest GPU still needs {} ({} usable)",
+      search.max_gpus, gpu.id, gib(least_required), gib(gpu.memory_usable));
+  return best;
+}
+
+}  // namespace gpuplan

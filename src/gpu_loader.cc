@@ -1,0 +1,104 @@
+#include <fmt/format.h>
+
+#include "loaders.h"
+
+namespace gpuplan::detail {
+
+Result<toml::table> open_catalog_file(const std::string& path) {
+  toml::table table;
+  GPUPLAN_ASSIGN_OR_RETURN(table, parse_toml_file(path));
+  const toml::node* schema = table.get("schema");
+  if (schema == nullptr) {
+    return fail(path, "missing key 'schema'", "every catalog file starts with 'schema = 1'");
+  }
+  if (schema->value<int64_t>() != 1) {
+    return fail(fmt::format("{}:{}:{}", path, schema->source().begin.line,
+                            schema->source().begin.column),
+                "unsupported schema", "this gpuplan reads 'schema = 1'");
+  }
+  return table;
+}
+
+Result<std::string> checked_id(TomlReader& r) {
+  std::string id;
+  GPUPLAN_ASSIGN_OR_RETURN(id, r.text("id"));
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+    if (!ok) {
+      return fail(r.where("id"), fmt::format("id '{}' has the character '{}'", id, c),
+                  "ids are lower case letters, digits, '-' and '.' (e.g. 'h200-sxm')");
+    }
+  }
+  return id;
+}
+
+Result<Gpu> load_gpu(const std::string& path) {
+  toml::table table;
+  GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
+  TomlReader r(table, path);
+  r.accept("schema");  // checked by open_catalog_file
+  Gpu g;
+  g.file = path;
+  GPUPLAN_ASSIGN_OR_RETURN(g.id, checked_id(r));
+  GPUPLAN_ASSIGN_OR_RETURN(g.name, r.text("name"));
+  GPUPLAN_ASSIGN_OR_RETURN(g.vendor, r.text("vendor"));
+  double v = 0;
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("memory", Dimension::kBytes));
+  g.memory = Bytes(v);
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("memory_usable", Dimension::kBytes));
+  g.memory_usable = Bytes(v);
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("memory_bandwidth", Dimension::kBytesPerSecond));
+  g.memory_bandwidth = BytesPerSecond(v);
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("tdp", Dimension::kWatts));
+  g.tdp = Watts(v);
+  GPUPLAN_ASSIGN_OR_RETURN(g.pcie_gen, r.integer("pcie_gen", 3, 6));
+  GPUPLAN_ASSIGN_OR_RETURN(g.scale_up, r.text("scale_up"));
+  GPUPLAN_ASSIGN_OR_RETURN(g.scale_up_domain, r.integer("scale_up_domain", 1, 576));
+  GPUPLAN_ASSIGN_OR_RETURN(g.source, r.text("source"));
+  if (g.memory.si() <= 0 || g.memory_usable.si() <= 0 || g.memory_bandwidth.si() <= 0) {
+    return fail(path, "memory, memory_usable and memory_bandwidth must be positive", "");
+  }
+
+  std::optional<TomlReader> peak;
+  GPUPLAN_ASSIGN_OR_RETURN(peak, r.optional_table("peak"));
+  if (!peak) {
+    return fail(path, "missing table [peak]",
+                "give the dense tensor peak per precision, e.g. bf16 = \"989.5 TFLOP/s\"");
+  }
+  bool any = false;
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const auto p = static_cast<Precision>(i);
+    std::optional<double> rate;
+    GPUPLAN_ASSIGN_OR_RETURN(rate, peak->optional_quantity(std::string(precision_name(p)),
+                                                           Dimension::kFlopsPerSecond));
+    if (rate) {
+      g.peak[static_cast<size_t>(i)] = FlopsPerSecond(*rate);
+      any = true;
+    }
+  }
+  GPUPLAN_RETURN_IF_ERROR(peak->finish());
+  if (!any) {
+    return fail(r.where("peak"), "table [peak] lists no precision", "e.g. fp16 = \"65 TFLOP/s\"");
+  }
+  GPUPLAN_RETURN_IF_ERROR(r.finish());
+  return g;
+}
+
+Result<MemoryParams> load_memory_params(const std::string& path) {
+  toml::table table;
+  GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
+  TomlReader r(table, path);
+  r.accept("schema");  // checked by open_catalog_file
+  MemoryParams p;
+  double v = 0;
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("runtime_reserved", Dimension::kBytes));
+  p.runtime_reserved = Bytes(v);
+  GPUPLAN_ASSIGN_OR_RETURN(p.inference_chunk_tokens,
+                           r.integer("inference_chunk_tokens", 1, int64_t{1} << 24));
+  std::string source;
+  GPUPLAN_ASSIGN_OR_RETURN(source, r.text("source"));
+  GPUPLAN_RETURN_IF_ERROR(r.finish());
+  return p;
+}
+
+}  // namespace gpuplan::detail

@@ -1,0 +1,29 @@
+// Readers of the individual catalog files (private to the catalog module). Each takes a
+// parsed-to-be file path and returns a validated struct or the first error, located.
+#ifndef GPUPLAN_SRC_LOADERS_H_
+#define GPUPLAN_SRC_LOADERS_H_
+
+#include <string>
+
+#include "gpuplan/hardware.h"
+#include "gpuplan/memory.h"
+#include "gpuplan/result.h"
+#include "toml_reader.h"
+
+namespace gpuplan::detail {
+
+Result<Gpu> load_gpu(const std::string& path);
+Result<Fabric> load_fabric(const std::string& path);
+Result<Offer> load_offer(const std::string& path);
+Result<MemoryParams> load_memory_params(const std::string& path);
+
+// Opens a catalog TOML file and checks its `schema = 1` line; `reader` reads the rest.
+Result<toml::table> open_catalog_file(const std::string& path);
+
+// Checks that an entry's id is lower case with dashes (and dots in version numbers), as the
+// scripts and validation files expect ("h200-sxm", "llama-3.1-8b").
+Result<std::string> checked_id(TomlReader& r);
+
+}  // namespace gpuplan::detail
+
+#endif  // GPUPLAN_SRC_LOADERS_H_

@@ -1,0 +1,333 @@
+#include "gpuplan/memory.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace gpuplan {
+namespace {
+
+// Bytes per element of 16-bit activations, the format every trainer here stores them in.
+constexpr double kActivationBytes = 2.0;
+
+// Bytes per parameter of the trained state in mixed precision, as Megatron-LM keeps it:
+// 16-bit weights, fp32 gradients (main_grad), and fp32 master weights in the optimizer
+// (docs/FORMULAS.md#training-state).
+struct StateBytes {
+  double weights;
+  double gradients;
+  double optimizer;
+};
+
+StateBytes full_training_state(Precision p, Optimizer o) {
+  const bool fp32 = p == Precision::kFp32 || p == Precision::kTf32;
+  // fp32 training needs no master copy; mixed precision keeps one (4 bytes).
+  const double master = fp32 ? 0.0 : 4.0;
+  double moments = 0;
+  switch (o) {
+    case Optimizer::kAdam:
+      moments = 8.0;  // first and second moments in fp32
+      break;
+    case Optimizer::kSgd:
+      moments = 4.0;  // momentum in fp32
+      break;
+    case Optimizer::kAdafactor:
+      moments = 0.0;  // factored second moment: O(rows + cols), negligible per parameter
+      break;
+  }
+  return {fp32 ? 4.0 : 2.0, 4.0, master + moments};
+}
+
+// Bytes per parameter of quantised weights, scales included.
+double weight_bytes(Precision p) {
+  switch (p) {
+    case Precision::kInt4:
+      // 4-bit values with one 16-bit scale per group of 128 (GPTQ/AWQ layout).
+      return 0.5 + 2.0 / 128.0;
+    default:
+      return precision_bytes(p);
+  }
+}
+
+// QLoRA's NF4 with double quantisation: 4 bits + 0.127 bits of constants per parameter
+// (Dettmers et al. 2023, sec. 3).
+constexpr double kNf4Bytes = (4.0 + 0.127) / 8.0;
+
+double in_flight_micro_batches(const MemoryJob& job, int64_t stage) {
+  const Parallelism& l = job.layout;
+  double n = static_cast<double>(l.pp - stage);
+  if (job.micro_batches > 0) {
+    n = std::min(n, static_cast<double>(job.micro_batches));
+  }
+  if (l.virtual_stages > 1) {
+    // Interleaving keeps extra chunks alive: x (1 + (p-1)/(p*v)) (Korthikanti et al. 2022,
+    // sec. 4.2.3).
+    const double p = static_cast<double>(l.pp);
+    n *= 1.0 + (p - 1.0) / (p * static_cast<double>(l.virtual_stages));
+  }
+  return n;
+}
+
+// Parameters of layers [first, first + count) on one GPU, and the matmul share of them.
+struct StageParams {
+  double on_gpu = 0;
+  double matmul_on_gpu = 0;
+  double lora = 0;  // adapter parameters on this GPU
+};
+
+double lora_per_layer(const Model& m, const MemoryJob& job) {
+  // LoRA adds r * (d_in + d_out) per adapted matrix (Hu et al. 2021).
+  const double r = static_cast<double>(job.lora_rank);
+  const double h = static_cast<double>(m.hidden);
+  const double q = static_cast<double>(m.heads * m.head_dim);
+  const double kv = static_cast<double>(m.kv_heads * m.head_dim);
+  double n = r * ((h + q) * 2 + (h + kv) * 2);  // q, o, k, v
+  if (job.lora_targets == LoraTargets::kAllLinear) {
+    const double width = static_cast<double>(m.is_moe() ? m.moe.expert_intermediate
+                                                        : m.intermediate);
+    const double experts = m.is_moe() ? static_cast<double>(m.moe.experts + m.moe.shared_experts)
+                                      : 1.0;
+    n += experts * r * (h + width) * (m.gated_mlp ? 3 : 2);
+  }
+  return n;
+}
+
+StageParams stage_params(const Model& m, const MemoryJob& job, int64_t first, int64_t count) {
+  const double tp = static_cast<double>(job.layout.tp);
+  StageParams s;
+  // Layers come in at most two kinds (DeepSeek's leading dense layers, then MoE layers).
+  const int64_t dense_end = m.is_moe() ? std::min(m.moe.dense_layers, m.layers) : m.layers;
+  const int64_t dense = std::max<int64_t>(0, std::min(first + count, dense_end) - first);
+  const int64_t other = count - dense;
+  auto add = [&](int64_t index, int64_t n) {
+    if (n == 0) {
+      return;
+    }
+    const LayerParameters p = layer_parameters(m, index);
+    const double on_gpu = static_cast<double>(p.sharded) / tp + static_cast<double>(p.replicated);
+    s.on_gpu += static_cast<double>(n) * on_gpu;
+    s.matmul_on_gpu +=
+        static_cast<double>(n) * std::min(on_gpu, static_cast<double>(p.matmul) / tp);
+  };
+  add(first, dense);
+  add(first + dense, other);
+  s.lora = static_cast<double>(count) * lora_per_layer(m, job) / tp;
+  return s;
+}
+
+MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const MemoryJob& job,
+                             const MemoryParams& params, int64_t stage, int64_t first,
+                             int64_t count) {
+  const Parallelism& l = job.layout;
+  const double tp = static_cast<double>(l.tp);
+  const double dp = static_cast<double>(l.dp);
+  const bool first_stage = stage == 0;
+  const bool last_stage = stage == l.pp - 1;
+
+  const StageParams sp = stage_params(m, job, first, count);
+  // Embedding and output head: vocab-parallel, so split over TP; kept in 16 bits.
+  double outside = 0;
+  if (first_stage) {
+    outside += static_cast<double>(pc.embedding) / tp + static_cast<double>(pc.position);
+  }
+  if (last_stage) {
+    const double head = m.tied_embeddings ? (l.pp > 1 ? static_cast<double>(pc.embedding) : 0.0)
+                                          : static_cast<double>(pc.lm_head);
+    outside += head / tp;
+  }
+  outside += (first_stage || last_stage) ? static_cast<double>(pc.norms_outside_layers) : 0.0;
+
+  MemoryBreakdown b;
+  b.stage = stage;
+  b.stage_layers = count;
+  b.parameters = sp.on_gpu + outside;
+  b.overhead = params.runtime_reserved;
+
+  if (job.task == Task::kInfer) {
+    const double q = weight_bytes(job.precision);
+    const double wide = std::max(2.0, precision_bytes(job.precision));
+    b.weights = Bytes(sp.matmul_on_gpu * q + (sp.on_gpu - sp.matmul_on_gpu + outside) * wide);
+    b.kv_cache = Bytes(static_cast<double>(job.batch * job.context) *
+                       kv_bytes_per_token_per_gpu(m, job, count));
+    // Transient working set of one forward pass over a chunk of tokens: hidden states, the MLP
+    // intermediate, and fp32 logits of the sequences being sampled.
+    const double chunk = static_cast<double>(std::min(params.inference_chunk_tokens,
+                                                      job.batch * job.context));
+    const double width = static_cast<double>(m.is_moe() ? m.moe.expert_intermediate *
+                                                              m.moe.experts_per_token
+                                                        : m.intermediate);
+    b.activations = Bytes(chunk * (4.0 * static_cast<double>(m.hidden) + 3.0 * width / tp) *
+                              kActivationBytes +
+                          (last_stage ? static_cast<double>(job.batch * m.vocab) / tp * 4.0 : 0));
+    return b;
+  }
+
+  // Training-like tasks.
+  double trainable = 0;
+  if (job.task == Task::kLora || job.task == Task::kQlora) {
+    const double base_matmul = job.task == Task::kQlora ? kNf4Bytes : weight_bytes(job.precision);
+    const double base_other = std::max(2.0, precision_bytes(job.precision));
+    trainable = sp.lora;
+    // Adapters are trained in fp32 with Adam: 4 (weights) + 4 (grads) + 8 (moments).
+    b.weights = Bytes(sp.matmul_on_gpu * base_matmul +
+                      (sp.on_gpu - sp.matmul_on_gpu + outside) * base_other + trainable * 4.0);
+    b.gradients = Bytes(trainable * 4.0);
+    b.optimizer = Bytes(trainable * full_training_state(Precision::kFp32, job.optimizer).optimizer);
+  } else {
+    trainable = b.parameters;
+    const StateBytes st = full_training_state(job.precision, job.optimizer);
+    b.weights = Bytes(trainable * st.weights);
+    b.gradients = Bytes(trainable * st.gradients);
+    b.optimizer = Bytes(trainable * st.optimizer);
+  }
+  b.trainable = trainable;
+  // ZeRO (Rajbhandari et al. 2020): stage 1 shards optimizer states over the data-parallel
+  // group, stage 2 also gradients, stage 3 also weights.
+  if (l.zero >= 1) {
+    b.optimizer = b.optimizer / dp;
+  }
+  if (l.zero >= 2) {
+    b.gradients = b.gradients / dp;
+  }
+  if (l.zero >= 3) {
+    b.weights = b.weights / dp;
+  }
+
+  const Bytes per_layer = layer_activation_bytes(m, job);
+  double acts = per_layer.si() * static_cast<double>(count) * in_flight_micro_batches(job, stage);
+  if (job.recompute == Recompute::kFull && count > 0) {
+    // Recomputing a layer rebuilds its full activations for its backward pass.
+    MemoryJob none = job;
+    none.recompute = Recompute::kNone;
+    acts += layer_activation_bytes(m, none).si();
+  }
+  if (last_stage) {
+    // fp32 logits feeding the cross-entropy, one micro-batch at a time: 4 s b V / t.
+    acts += 4.0 * static_cast<double>(job.seq * job.micro_batch * m.vocab) / tp;
+  }
+  b.activations = Bytes(acts);
+  return b;
+}
+
+}  // namespace
+
+std::vector<int64_t> stage_layers(int64_t layers, int64_t pp) {
+  GPUPLAN_CHECK(pp >= 1 && pp <= layers, "stage count must be within 1..layers");
+  const int64_t full = (layers + pp - 1) / pp;
+  std::vector<int64_t> out(static_cast<size_t>(pp), full);
+  int64_t deficit = full * pp - layers;
+  // Take one layer at a time from the outermost stages inward: first, last, second, ...
+  for (int64_t k = 0; deficit > 0; ++k) {
+    const int64_t pair = k / 2;
+    const int64_t index = (k % 2 == 0) ? pair : pp - 1 - pair;
+    out[static_cast<size_t>(index)] -= 1;
+    --deficit;
+  }
+  return out;
+}
+
+Bytes layer_activation_bytes(const Model& m, const MemoryJob& job) {
+  const Parallelism& l = job.layout;
+  const double t = static_cast<double>(l.tp);
+  const double h = static_cast<double>(m.hidden);
+  const double tokens = static_cast<double>(job.seq * job.micro_batch);
+  if (job.recompute == Recompute::kFull) {
+    // Only the layer input is kept: 2 s b h (/ t with sequence parallelism).
+    return Bytes(tokens * kActivationBytes * h / (l.sequence_parallel ? t : 1.0));
+  }
+  // Per token, following Korthikanti et al. 2022 eq. 1-2 term by term:
+  // outside the TP region: two norm inputs (4h), QKV and MLP inputs (2h + 2h), two dropout
+  // masks (h + h) = 10h; inside it: Q, K, V, the projection input, the MLP's first-layer output
+  // and its activation output (24h for a GPT MLP of 4h); attention scores 5 a s.
+  const double q = static_cast<double>(m.heads * m.head_dim);
+  const double kv = static_cast<double>(m.kv_heads * m.head_dim);
+  double width = static_cast<double>(m.intermediate);
+  if (m.is_moe()) {
+    width = static_cast<double>(m.moe.expert_intermediate *
+                                (m.moe.experts_per_token + m.moe.shared_experts));
+  }
+  const double outside = 10.0 * h;
+  const double mlp = (m.gated_mlp ? 6.0 : 4.0) * width;  // first-layer output(s) + activation
+  const double inside = 2.0 * q + 4.0 * kv + 2.0 * q + mlp;
+  const double scores = job.recompute == Recompute::kSelective
+                            ? 0.0
+                            : 5.0 * static_cast<double>(m.heads * job.seq);
+  const double per_token = l.sequence_parallel ? (outside + inside + scores) / t
+                                               : outside + (inside + scores) / t;
+  return Bytes(tokens * per_token);
+}
+
+double kv_bytes_per_token_per_gpu(const Model& m, const MemoryJob& job, int64_t layers_on_gpu) {
+  const double bytes = precision_bytes(job.kv_precision);
+  const double layers = static_cast<double>(layers_on_gpu);
+  if (m.is_latent_attention()) {
+    // The latent is shared by all heads, so every TP rank keeps all of it.
+    return layers * static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * bytes;
+  }
+  // With tp > kv_heads each rank still holds one whole KV head (replicated).
+  const double heads = std::max(1.0, static_cast<double>(m.kv_heads) /
+                                         static_cast<double>(job.layout.tp));
+  return 2.0 * layers * heads * static_cast<double>(m.head_dim) * bytes;
+}
+
+std::optional<std::string> layout_problem(const Model& m, const MemoryJob& job) {
+  const Parallelism& l = job.layout;
+  if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.virtual_stages < 1) {
+    return std::string("tp, pp, dp and virtual stages must each be at least 1");
+  }
+  if (l.zero < 0 || l.zero > 3) {
+    return fmt::format("ZeRO stage {} does not exist (0 to 3)", l.zero);
+  }
+  if (m.heads % l.tp != 0) {
+    return fmt::format("tp {} does not divide the {} attention heads of {}", l.tp, m.heads, m.id);
+  }
+  if (m.kv_heads >= l.tp ? m.kv_heads % l.tp != 0 : l.tp % m.kv_heads != 0) {
+    return fmt::format("tp {} and the {} key/value heads of {} neither divide the other", l.tp,
+                       m.kv_heads, m.id);
+  }
+  const int64_t width = m.is_moe() ? m.moe.expert_intermediate : m.intermediate;
+  if (width % l.tp != 0) {
+    return fmt::format("tp {} does not divide the MLP width {} of {}", l.tp, width, m.id);
+  }
+  if (l.pp > m.layers) {
+    return fmt::format("{} pipeline stages exceed the {} layers of {}", l.pp, m.layers, m.id);
+  }
+  if (l.virtual_stages > 1 && (l.pp == 1 || l.pp * l.virtual_stages > m.layers)) {
+    return fmt::format("{} virtual stages per pipeline stage need pp > 1 and at least {} layers",
+                       l.virtual_stages, l.pp * l.virtual_stages);
+  }
+  if (job.task == Task::kInfer && l.zero != 0) {
+    return std::string("ZeRO shards training state; inference has none (use zero 0)");
+  }
+  if (is_training(job.task) && job.task != Task::kQlora &&
+      (job.precision == Precision::kInt8 || job.precision == Precision::kInt4)) {
+    return fmt::format("{} weights cannot be trained; use --task qlora for 4-bit base weights",
+                       precision_name(job.precision));
+  }
+  return std::nullopt;
+}
+
+std::vector<MemoryBreakdown> memory_per_stage(const Model& m, const MemoryJob& job,
+                                              const MemoryParams& params) {
+  GPUPLAN_CHECK(!layout_problem(m, job), "memory of an impossible layout");
+  const std::vector<int64_t> layers = stage_layers(m.layers, job.layout.pp);
+  const ParameterCount pc = count_parameters(m);
+  std::vector<MemoryBreakdown> out;
+  int64_t first = 0;
+  for (size_t s = 0; s < layers.size(); ++s) {
+    out.push_back(stage_memory(m, pc, job, params, static_cast<int64_t>(s), first, layers[s]));
+    first += layers[s];
+  }
+  return out;
+}
+
+MemoryBreakdown memory_per_gpu(const Model& m, const MemoryJob& job, const MemoryParams& params) {
+  const std::vector<MemoryBreakdown> stages = memory_per_stage(m, job, params);
+  // The heaviest stage; the earliest wins a tie.
+  return *std::max_element(stages.begin(), stages.end(),
+                           [](const MemoryBreakdown& a, const MemoryBreakdown& b) {
+                             return a.total() < b.total();
+                           });
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,127 @@
+#include "gpuplan/model.h"
+
+#include "gpuplan/result.h"
+
+namespace gpuplan {
+namespace {
+
+int64_t norm_parameters(const Model& m) {
+  return m.norm == NormKind::kLayerNorm ? 2 * m.hidden : m.hidden;
+}
+
+// Parameters of the attention block, split for tensor parallelism. Column-parallel matrices
+// (Q, K, V) and their biases are sharded; the row-parallel output projection is sharded but
+// its bias is kept whole on every rank (Megatron's RowParallelLinear).
+void add_attention(const Model& m, LayerParameters& p) {
+  const int64_t h = m.hidden;
+  if (m.is_latent_attention()) {
+    // DeepSeek-V2/V3 MLA (DeepSeek-AI 2024, sec. 2.1.2): down-projections to the latent,
+    // their norms, up-projections back to the heads, and the output projection.
+    const LatentAttention& a = m.mla;
+    const int64_t qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    int64_t q = 0;
+    if (a.q_lora_rank > 0) {
+      q = h * a.q_lora_rank + a.q_lora_rank * m.heads * qk_head;
+      p.replicated += a.q_lora_rank;  // q_a_layernorm
+    } else {
+      q = h * m.heads * qk_head;
+    }
+    const int64_t kv_down = h * (a.kv_lora_rank + a.qk_rope_head_dim);
+    const int64_t kv_up = a.kv_lora_rank * m.heads * (a.qk_nope_head_dim + a.v_head_dim);
+    const int64_t out = m.heads * a.v_head_dim * h;
+    p.replicated += a.kv_lora_rank;  // kv_a_layernorm
+    p.sharded += q + kv_down + kv_up + out;
+    p.matmul += q + kv_down + kv_up + out;
+    p.active_matmul += q + kv_down + kv_up + out;
+    return;
+  }
+  const int64_t q_dim = m.heads * m.head_dim;
+  const int64_t kv_dim = m.kv_heads * m.head_dim;
+  const int64_t matrices = h * q_dim + 2 * h * kv_dim + q_dim * h;
+  p.sharded += matrices;
+  p.matmul += matrices;
+  p.active_matmul += matrices;
+  if (m.qkv_bias) {
+    p.sharded += q_dim + 2 * kv_dim;
+  }
+  if (m.out_bias) {
+    p.replicated += h;
+  }
+}
+
+// Weights of one MLP of width `width`: up (and gate) projections and the down projection.
+int64_t mlp_matrices(const Model& m, int64_t width) {
+  return (m.gated_mlp ? 3 : 2) * m.hidden * width;
+}
+
+void add_dense_mlp(const Model& m, LayerParameters& p) {
+  const int64_t w = mlp_matrices(m, m.intermediate);
+  p.sharded += w;
+  p.matmul += w;
+  p.active_matmul += w;
+  if (m.mlp_bias) {
+    p.sharded += (m.gated_mlp ? 2 : 1) * m.intermediate;  // column-parallel biases
+    p.replicated += m.hidden;                             // row-parallel bias
+  }
+}
+
+void add_moe_mlp(const Model& m, LayerParameters& p) {
+  const MixtureOfExperts& e = m.moe;
+  const int64_t expert = mlp_matrices(m, e.expert_intermediate);
+  const int64_t router = m.hidden * e.experts;
+  p.sharded += (e.experts + e.shared_experts) * expert;
+  p.matmul += (e.experts + e.shared_experts) * expert;
+  p.active_matmul += (e.experts_per_token + e.shared_experts) * expert + router;
+  // The router is small and every rank needs all its scores.
+  p.replicated += router + (e.router_bias ? e.experts : 0);
+  p.matmul += router;
+}
+
+}  // namespace
+
+LayerParameters layer_parameters(const Model& model, int64_t index) {
+  GPUPLAN_CHECK(index >= 0 && index < model.layers, "layer index out of range");
+  LayerParameters p;
+  add_attention(model, p);
+  if (model.is_moe() && index >= model.moe.dense_layers) {
+    add_moe_mlp(model, p);
+  } else {
+    add_dense_mlp(model, p);
+  }
+  p.replicated += model.norms_per_layer * norm_parameters(model);
+  return p;
+}
+
+ParameterCount count_parameters(const Model& model) {
+  ParameterCount c;
+  c.embedding = model.vocab * model.hidden;
+  c.position = model.position == PositionKind::kLearned ? model.max_positions * model.hidden : 0;
+  c.lm_head = model.tied_embeddings ? 0 : model.vocab * model.hidden;
+  if (model.lm_head_bias) {
+    c.lm_head += model.vocab;
+  }
+  c.norms_outside_layers = norm_parameters(model) * (model.embedding_norm ? 2 : 1);
+  int64_t active_layers = 0;
+  for (int64_t i = 0; i < model.layers; ++i) {
+    const LayerParameters p = layer_parameters(model, i);
+    c.layers += p.total();
+    active_layers += p.total() - (p.matmul - p.active_matmul);
+  }
+  const int64_t outside = c.embedding + c.position + c.lm_head + c.norms_outside_layers;
+  c.total = c.layers + outside;
+  c.active_per_token = active_layers + outside;
+  return c;
+}
+
+double kv_cache_bytes_per_token(const Model& model, double bytes_per_element) {
+  if (model.is_latent_attention()) {
+    // MLA caches the compressed latent and the shared rotary key, not per-head K and V.
+    return static_cast<double>(model.layers) *
+           static_cast<double>(model.mla.kv_lora_rank + model.mla.qk_rope_head_dim) *
+           bytes_per_element;
+  }
+  return 2.0 * static_cast<double>(model.layers * model.kv_heads * model.head_dim) *
+         bytes_per_element;
+}
+
+}  // namespace gpuplan

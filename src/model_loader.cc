@@ -1,0 +1,375 @@
+#include "gpuplan/model_loader.h"
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/suggest.h"
+
+namespace gpuplan {
+namespace {
+
+using Json = nlohmann::json;
+
+// The line of the first occurrence of "key": in the text, for error locations (nlohmann keeps
+// no source positions). Falls back to no line.
+std::string locate(std::string_view text, const std::string& where, const std::string& key) {
+  const size_t at = text.find(fmt::format("\"{}\"", key));
+  if (at == std::string_view::npos) {
+    return where;
+  }
+  const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + at, '\n'));
+  return fmt::format("{}:{}", where, line);
+}
+
+// Typed, checked access to the keys of one config object.
+class ConfigReader {
+ public:
+  ConfigReader(const Json& obj, std::string_view text, std::string where)
+      : obj_(obj), text_(text), where_(std::move(where)) {}
+
+  bool has(const std::string& key) const { return obj_.contains(key) && !obj_[key].is_null(); }
+
+  // A required positive integer.
+  Result<int64_t> count(const std::string& key) const {
+    if (!has(key)) {
+      return fail(where_, fmt::format("missing key '{}'", key),
+                  "a config.json of this model_type must give it");
+    }
+    return positive(key);
+  }
+  // An optional positive integer with the default the transformers library applies.
+  Result<int64_t> count_or(const std::string& key, int64_t fallback) const {
+    return has(key) ? positive(key) : Result<int64_t>(fallback);
+  }
+  // The first of several alternative names (BLOOM and Falcon accept both spellings).
+  Result<int64_t> count_any(std::initializer_list<const char*> keys) const {
+    for (const char* k : keys) {
+      if (has(k)) {
+        return positive(k);
+      }
+    }
+    return fail(where_, fmt::format("missing key '{}'", *keys.begin()),
+                "a config.json of this model_type must give it");
+  }
+  Result<double> number(const std::string& key) const {
+    if (!has(key)) {
+      return fail(where_, fmt::format("missing key '{}'", key),
+                  "a config.json of this model_type must give it");
+    }
+    const Json& v = obj_[key];
+    if (!v.is_number() || v.get<double>() <= 0) {
+      return fail(locate(text_, where_, key), fmt::format("key '{}' must be a positive number", key),
+                  fmt::format("found {}", v.dump()));
+    }
+    return v.get<double>();
+  }
+  Result<bool> flag_or(const std::string& key, bool fallback) const {
+    if (!has(key)) {
+      return fallback;
+    }
+    if (!obj_[key].is_boolean()) {
+      return fail(locate(text_, where_, key), fmt::format("key '{}' must be true or false", key),
+                  fmt::format("found {}", obj_[key].dump()));
+    }
+    return obj_[key].get<bool>();
+  }
+  std::string string_or(const std::string& key, const std::string& fallback) const {
+    return has(key) && obj_[key].is_string() ? obj_[key].get<std::string>() : fallback;
+  }
+  const Json& raw(const std::string& key) const { return obj_[key]; }
+  const std::string& where() const { return where_; }
+  std::string where_key(const std::string& key) const { return locate(text_, where_, key); }
+
+ private:
+  Result<int64_t> positive(const std::string& key) const {
+    const Json& v = obj_[key];
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0) {
+      return fail(locate(text_, where_, key),
+                  fmt::format("key '{}' must be a positive integer", key),
+                  fmt::format("found {}", v.dump()));
+    }
+    return v.get<int64_t>();
+  }
+
+  const Json& obj_;
+  std::string_view text_;
+  std::string where_;
+};
+
+bool is_gated(const std::string& activation) {
+  // GLU variants name themselves so in GPT-style configs; Llama-style families are always gated.
+  return activation.find("glu") != std::string::npos;
+}
+
+Result<Model> read_gpt2(const ConfigReader& r, Model m) {
+  GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("n_embd"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count("n_layer"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count("n_head"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count_or("n_inner", 4 * m.hidden));
+  GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count("n_positions"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", true));
+  m.gated_mlp = is_gated(r.string_or("activation_function", "gelu_new"));
+  m.kv_heads = m.heads;
+  m.position = PositionKind::kLearned;
+  m.qkv_bias = m.out_bias = m.mlp_bias = true;
+  return m;
+}
+
+Result<Model> read_gptj(const ConfigReader& r, Model m) {
+  GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("n_embd"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count("n_layer"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count("n_head"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count_or("n_inner", 4 * m.hidden));
+  GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("n_positions", 2048));
+  GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", false));
+  m.kv_heads = m.heads;
+  m.norms_per_layer = 1;  // attention and MLP run in parallel off one LayerNorm
+  m.mlp_bias = true;
+  m.lm_head_bias = !m.tied_embeddings;
+  return m;
+}
+
+// Llama and the families that share its field names.
+Result<Model> read_llama_like(const ConfigReader& r, Model m) {
+  GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count("num_hidden_layers"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count("num_attention_heads"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.kv_heads, r.count_or("num_key_value_heads", m.heads));
+  GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count("intermediate_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("max_position_embeddings", 0));
+  const bool gemma = m.model_type == "gemma2";
+  GPUPLAN_ASSIGN_OR_RETURN(m.head_dim, r.count_or("head_dim", gemma ? 256 : m.hidden / m.heads));
+  GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", gemma));
+  GPUPLAN_ASSIGN_OR_RETURN(m.qkv_bias, r.flag_or("attention_bias", m.model_type == "qwen2"));
+  m.out_bias = m.model_type == "qwen2" ? false : m.qkv_bias;
+  GPUPLAN_ASSIGN_OR_RETURN(m.mlp_bias, r.flag_or("mlp_bias", false));
+  m.gated_mlp = true;
+  m.norm = NormKind::kRmsNorm;
+  m.norms_per_layer = gemma ? 4 : 2;  // Gemma 2 adds post-attention/post-MLP norms
+  if (m.model_type == "mixtral") {
+    GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts, r.count("num_local_experts"));
+    GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts_per_token, r.count("num_experts_per_tok"));
+    m.moe.expert_intermediate = m.intermediate;
+  }
+  if (m.model_type == "deepseek_v3") {
+    if (r.has("q_lora_rank")) {
+      GPUPLAN_ASSIGN_OR_RETURN(m.mla.q_lora_rank, r.count("q_lora_rank"));
+    }
+    GPUPLAN_ASSIGN_OR_RETURN(m.mla.kv_lora_rank, r.count("kv_lora_rank"));
+    GPUPLAN_ASSIGN_OR_RETURN(m.mla.qk_nope_head_dim, r.count("qk_nope_head_dim"));
+    GPUPLAN_ASSIGN_OR_RETURN(m.mla.qk_rope_head_dim, r.count("qk_rope_head_dim"));
+    GPUPLAN_ASSIGN_OR_RETURN(m.mla.v_head_dim, r.count("v_head_dim"));
+    m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+    m.kv_heads = m.heads;
+    GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts, r.count("n_routed_experts"));
+    GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts_per_token, r.count("num_experts_per_tok"));
+    GPUPLAN_ASSIGN_OR_RETURN(m.moe.shared_experts, r.count_or("n_shared_experts", 0));
+    GPUPLAN_ASSIGN_OR_RETURN(m.moe.expert_intermediate, r.count("moe_intermediate_size"));
+    if (r.has("first_k_dense_replace")) {
+      const Json& v = r.raw("first_k_dense_replace");
+      if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+        return fail(r.where_key("first_k_dense_replace"),
+                    "key 'first_k_dense_replace' must be an integer >= 0",
+                    fmt::format("found {}", v.dump()));
+      }
+      m.moe.dense_layers = v.get<int64_t>();
+    }
+    m.moe.router_bias = r.string_or("topk_method", "") == "noaux_tc";
+    if (r.has("num_nextn_predict_layers")) {
+      m.extra_prediction_layers = r.raw("num_nextn_predict_layers").get<int64_t>();
+    }
+  }
+  return m;
+}
+
+Result<Model> read_gpt_neox(const ConfigReader& r, Model m) {
+  GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count("num_hidden_layers"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count("num_attention_heads"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count_or("intermediate_size", 4 * m.hidden));
+  GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("max_position_embeddings", 2048));
+  GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", false));
+  GPUPLAN_ASSIGN_OR_RETURN(m.qkv_bias, r.flag_or("attention_bias", true));
+  m.kv_heads = m.heads;
+  m.out_bias = m.qkv_bias;
+  m.mlp_bias = true;
+  return m;
+}
+
+Result<Model> read_bloom(const ConfigReader& r, Model m) {
+  GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count_any({"hidden_size", "n_embed"}));
+  GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count_any({"n_layer", "num_hidden_layers"}));
+  GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count_any({"n_head", "num_attention_heads"}));
+  GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("seq_length", 2048));
+  GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", true));
+  m.kv_heads = m.heads;
+  m.intermediate = 4 * m.hidden;
+  m.position = PositionKind::kAlibi;
+  m.embedding_norm = true;
+  m.qkv_bias = m.out_bias = m.mlp_bias = true;
+  return m;
+}
+
+Result<Model> read_mpt(const ConfigReader& r, Model m) {
+  GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("d_model"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count("n_layers"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count("n_heads"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("max_seq_len", 2048));
+  double ratio = 4;
+  if (r.has("expansion_ratio")) {
+    GPUPLAN_ASSIGN_OR_RETURN(ratio, r.number("expansion_ratio"));
+  }
+  m.intermediate = static_cast<int64_t>(ratio * static_cast<double>(m.hidden));
+  bool no_bias = true;
+  GPUPLAN_ASSIGN_OR_RETURN(no_bias, r.flag_or("no_bias", true));
+  m.qkv_bias = m.out_bias = m.mlp_bias = !no_bias;
+  m.norm = no_bias ? NormKind::kLayerNormNoBias : NormKind::kLayerNorm;
+  m.kv_heads = m.heads;
+  m.tied_embeddings = true;  // MPT always ties its output head to wte
+  // Every released MPT uses ALiBi; a config that turns it off gets learned positions.
+  bool alibi = true;
+  if (r.has("attn_config") && r.raw("attn_config").is_object() &&
+      r.raw("attn_config").contains("alibi")) {
+    alibi = r.raw("attn_config")["alibi"].get<bool>();
+  }
+  m.position = alibi ? PositionKind::kAlibi : PositionKind::kLearned;
+  return m;
+}
+
+Result<Model> read_falcon(const ConfigReader& r, Model m) {
+  GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count_any({"num_hidden_layers", "n_layer"}));
+  GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count_any({"num_attention_heads", "n_head"}));
+  GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("max_position_embeddings", 2048));
+  GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count_or("ffn_hidden_size", 4 * m.hidden));
+  GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", true));
+  bool new_arch = false;
+  bool parallel = true;
+  bool multi_query = true;
+  bool bias = false;
+  bool alibi = false;
+  GPUPLAN_ASSIGN_OR_RETURN(new_arch, r.flag_or("new_decoder_architecture", false));
+  GPUPLAN_ASSIGN_OR_RETURN(parallel, r.flag_or("parallel_attn", true));
+  GPUPLAN_ASSIGN_OR_RETURN(multi_query, r.flag_or("multi_query", true));
+  GPUPLAN_ASSIGN_OR_RETURN(bias, r.flag_or("bias", false));
+  GPUPLAN_ASSIGN_OR_RETURN(alibi, r.flag_or("alibi", false));
+  if (new_arch) {
+    GPUPLAN_ASSIGN_OR_RETURN(m.kv_heads, r.count_any({"num_kv_heads", "n_head_kv"}));
+    GPUPLAN_ASSIGN_OR_RETURN(m.norms_per_layer, r.count_or("num_ln_in_parallel_attn", 2));
+  } else {
+    m.kv_heads = multi_query ? 1 : m.heads;
+    m.norms_per_layer = parallel ? 1 : 2;
+  }
+  m.qkv_bias = m.out_bias = m.mlp_bias = bias;
+  m.position = alibi ? PositionKind::kAlibi : PositionKind::kRotary;
+  return m;
+}
+
+Result<Model> check_shape(Model m, const std::string& where) {
+  if (m.head_dim == 0) {
+    if (m.hidden % m.heads != 0) {
+      return fail(where, fmt::format("hidden size {} is not a multiple of {} attention heads",
+                                     m.hidden, m.heads),
+                  "give 'head_dim' explicitly if the model uses a different head size");
+    }
+    m.head_dim = m.hidden / m.heads;
+  }
+  if (m.heads % m.kv_heads != 0) {
+    return fail(where, fmt::format("{} attention heads are not a multiple of {} key/value heads",
+                                   m.heads, m.kv_heads),
+                "grouped-query attention needs heads divisible by num_key_value_heads");
+  }
+  if (m.is_moe() && (m.moe.experts_per_token > m.moe.experts || m.moe.dense_layers > m.layers)) {
+    return fail(where,
+                fmt::format("{} experts per token out of {} experts, {} dense layers of {}",
+                            m.moe.experts_per_token, m.moe.experts, m.moe.dense_layers, m.layers),
+                "experts per token must not exceed the experts, nor dense layers the layers");
+  }
+  return m;
+}
+
+}  // namespace
+
+const std::vector<std::string>& supported_model_types() {
+  static const std::vector<std::string> kTypes = {
+      "gpt2",  "llama",    "mistral", "mixtral", "qwen2", "gemma2",
+      "gpt_neox", "bloom", "mpt",     "falcon",  "gptj",  "deepseek_v3"};
+  return kTypes;
+}
+
+Result<Model> parse_model_config(std::string_view json_text, const std::string& where,
+                                 const std::string& id) {
+  Json obj;
+  try {
+    obj = Json::parse(json_text);
+  } catch (const Json::parse_error& e) {
+    const size_t at = std::min(e.byte, json_text.size());
+    const size_t line = 1 + static_cast<size_t>(std::count(json_text.begin(),
+                                                           json_text.begin() + at, '\n'));
+    return fail(fmt::format("{}:{}", where, line), "not valid JSON",
+                "a config.json is one JSON object");
+  }
+  if (!obj.is_object()) {
+    return fail(where, "a model config must be a JSON object", "as in a Hugging Face config.json");
+  }
+  const ConfigReader r(obj, json_text, where);
+  if (!r.has("model_type") || !obj["model_type"].is_string()) {
+    return fail(where, "missing key 'model_type'",
+                fmt::format("one of: {}", fmt::join(supported_model_types(), ", ")));
+  }
+  Model m;
+  m.id = id;
+  m.model_type = obj["model_type"].get<std::string>();
+  Result<Model> read = [&]() -> Result<Model> {
+    const std::string& t = m.model_type;
+    if (t == "gpt2") return read_gpt2(r, m);
+    if (t == "gptj") return read_gptj(r, m);
+    if (t == "gpt_neox") return read_gpt_neox(r, m);
+    if (t == "bloom") return read_bloom(r, m);
+    if (t == "mpt") return read_mpt(r, m);
+    if (t == "falcon") return read_falcon(r, m);
+    if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "gemma2" ||
+        t == "deepseek_v3") {
+      return read_llama_like(r, m);
+    }
+    return fail(r.where_key("model_type"), fmt::format("unsupported model_type '{}'", t),
+                suggestion_hint(t, supported_model_types()));
+  }();
+  if (!read) {
+    return read;
+  }
+  return check_shape(*read, where);
+}
+
+Result<Model> load_model_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return fail(path, "cannot open the file", "check the path");
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::filesystem::path p(path);
+  std::string id = p.stem().string();
+  if (id == "config" && p.has_parent_path()) {
+    id = p.parent_path().filename().string();
+  }
+  Result<Model> m = parse_model_config(buffer.str(), path, id);
+  if (m) {
+    m->file = path;
+  }
+  return m;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,112 @@
+// Names of the enumerations in output and their parsers for input.
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "gpuplan/hardware.h"
+#include "gpuplan/memory.h"
+#include "gpuplan/suggest.h"
+
+namespace gpuplan {
+namespace {
+
+template <class E, size_t N>
+std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
+  for (const auto& [e, name] : table) {
+    if (e == value) {
+      return name;
+    }
+  }
+  return "?";
+}
+
+template <class E, size_t N>
+Result<E> parse_from(const std::array<std::pair<E, std::string_view>, N>& table,
+                     std::string_view text, std::string_view what) {
+  std::vector<std::string> names;
+  for (const auto& [e, name] : table) {
+    if (name == text) {
+      return e;
+    }
+    names.emplace_back(name);
+  }
+  return fail("", fmt::format("unknown {} '{}'", what, text), suggestion_hint(text, names));
+}
+
+constexpr std::array kPrecisions = {
+    std::pair{Precision::kFp32, std::string_view("fp32")},
+    std::pair{Precision::kTf32, std::string_view("tf32")},
+    std::pair{Precision::kFp16, std::string_view("fp16")},
+    std::pair{Precision::kBf16, std::string_view("bf16")},
+    std::pair{Precision::kFp8, std::string_view("fp8")},
+    std::pair{Precision::kInt8, std::string_view("int8")},
+    std::pair{Precision::kInt4, std::string_view("int4")},
+};
+constexpr std::array kTasks = {
+    std::pair{Task::kTrain, std::string_view("train")},
+    std::pair{Task::kFinetune, std::string_view("finetune")},
+    std::pair{Task::kLora, std::string_view("lora")},
+    std::pair{Task::kQlora, std::string_view("qlora")},
+    std::pair{Task::kInfer, std::string_view("infer")},
+};
+constexpr std::array kOptimizers = {
+    std::pair{Optimizer::kAdam, std::string_view("adam")},
+    std::pair{Optimizer::kSgd, std::string_view("sgd")},
+    std::pair{Optimizer::kAdafactor, std::string_view("adafactor")},
+};
+constexpr std::array kRecomputes = {
+    std::pair{Recompute::kNone, std::string_view("none")},
+    std::pair{Recompute::kSelective, std::string_view("selective")},
+    std::pair{Recompute::kFull, std::string_view("full")},
+};
+constexpr std::array kFabricKinds = {
+    std::pair{FabricKind::kNvlink, std::string_view("nvlink")},
+    std::pair{FabricKind::kPcie, std::string_view("pcie")},
+    std::pair{FabricKind::kInfiniband, std::string_view("infiniband")},
+    std::pair{FabricKind::kRoce, std::string_view("roce")},
+    std::pair{FabricKind::kOmniPath, std::string_view("omnipath")},
+    std::pair{FabricKind::kEthernet, std::string_view("ethernet")},
+    std::pair{FabricKind::kXgmi, std::string_view("xgmi")},
+};
+
+}  // namespace
+
+std::string_view precision_name(Precision p) { return name_of(kPrecisions, p); }
+Result<Precision> parse_precision(std::string_view name) {
+  return parse_from(kPrecisions, name, "precision");
+}
+double precision_bytes(Precision p) {
+  switch (p) {
+    case Precision::kFp32:
+    case Precision::kTf32:
+      return 4.0;
+    case Precision::kFp16:
+    case Precision::kBf16:
+      return 2.0;
+    case Precision::kFp8:
+    case Precision::kInt8:
+      return 1.0;
+    case Precision::kInt4:
+      return 0.5;
+  }
+  return 0.0;
+}
+
+std::string_view fabric_kind_name(FabricKind k) { return name_of(kFabricKinds, k); }
+Result<FabricKind> parse_fabric_kind(std::string_view name) {
+  return parse_from(kFabricKinds, name, "fabric kind");
+}
+
+std::string_view task_name(Task t) { return name_of(kTasks, t); }
+std::string_view optimizer_name(Optimizer o) { return name_of(kOptimizers, o); }
+std::string_view recompute_name(Recompute r) { return name_of(kRecomputes, r); }
+Result<Task> parse_task(std::string_view name) { return parse_from(kTasks, name, "task"); }
+Result<Optimizer> parse_optimizer(std::string_view name) {
+  return parse_from(kOptimizers, name, "optimizer");
+}
+Result<Recompute> parse_recompute(std::string_view name) {
+  return parse_from(kRecomputes, name, "recompute mode");
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,71 @@
+// Strict, located access to a TOML table (private to the catalog loaders).
+//
+// Every accessor records the key it was asked for, present or not; finish() then rejects any
+// key in the table that no accessor asked for, suggesting the closest known key. So the set
+// of allowed keys is exactly the set the loader reads, with no second list to keep in step.
+// Errors name file:line:column and the dotted key path.
+#ifndef GPUPLAN_SRC_TOML_READER_H_
+#define GPUPLAN_SRC_TOML_READER_H_
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "gpuplan/result.h"
+#include "gpuplan/units.h"
+
+namespace gpuplan::detail {
+
+// Parses a TOML file; syntax errors come back with file:line:column.
+Result<toml::table> parse_toml_file(const std::string& path);
+
+class TomlReader {
+ public:
+  // `prefix` is the key path of `table` inside the file ("" at top level).
+  TomlReader(const toml::table& table, std::string file, std::string prefix = "");
+
+  Result<std::string> text(const std::string& key);
+  Result<std::optional<std::string>> optional_text(const std::string& key);
+  Result<int64_t> integer(const std::string& key, int64_t min, int64_t max);
+  Result<std::optional<int64_t>> optional_integer(const std::string& key, int64_t min,
+                                                  int64_t max);
+  // A quantity written as a string with its unit, e.g. "141 GB".
+  Result<double> quantity(const std::string& key, Dimension dimension);
+  Result<std::optional<double>> optional_quantity(const std::string& key, Dimension dimension);
+  // A plain number in [min, max] (fractions, ratios).
+  Result<double> number(const std::string& key, double min, double max);
+  Result<std::vector<std::string>> text_list(const std::string& key);
+  // An array of tables, each read by its own reader.
+  Result<std::vector<TomlReader>> table_list(const std::string& key);
+  // A sub-table; nullopt when absent.
+  Result<std::optional<TomlReader>> optional_table(const std::string& key);
+
+  // Marks a key as allowed without reading it (checked elsewhere).
+  void accept(const std::string& key) { node(key); }
+
+  // Rejects keys no accessor asked for.
+  Result<bool> finish() const;
+
+  // "file:line:col" of `key` (or of this table when the key is absent).
+  std::string where(const std::string& key) const;
+  const std::string& file() const { return file_; }
+
+ private:
+  const toml::node* node(const std::string& key);
+  std::string path(const std::string& key) const;
+  Error missing(const std::string& key, const std::string& hint) const;
+  Error wrong_type(const std::string& key, const std::string& expected) const;
+
+  const toml::table* table_;
+  std::string file_;
+  std::string prefix_;
+  std::set<std::string> known_;
+  std::vector<std::string> known_in_order_;
+};
+
+}  // namespace gpuplan::detail
+
+#endif  // GPUPLAN_SRC_TOML_READER_H_

@@ -1,0 +1,107 @@
+#include "gpuplan/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include "loaders.h"
+
+namespace gpuplan {
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(GPUPLAN_TEST_DATA_DIR) + "/catalog/" + name;
+}
+
+TEST(Catalog, LoadsTheBuiltInDataWithTheIdsScriptsUse) {
+  Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  for (const char* id : {"h200-sxm", "h200-nvl", "h100-sxm", "h100-pcie", "a100-sxm-40gb",
+                         "a100-sxm-80gb", "a100-pcie-80gb", "l4", "l40s", "t4", "t10", "b200",
+                         "mi300x"}) {
+    EXPECT_TRUE(c->gpu(id).has_value()) << id;
+  }
+  for (const char* id : {"nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5",
+                         "ib-hdr-200g", "ib-ndr-400g", "roce-200g", "roce-400g", "opa-100g",
+                         "ethernet-100g"}) {
+    EXPECT_TRUE(c->fabric(id).has_value()) << id;
+  }
+  for (const char* id : {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-2-7b",
+                         "llama-2-13b", "llama-2-70b", "mistral-7b", "mixtral-8x7b",
+                         "mixtral-8x22b", "qwen2.5-7b", "qwen2.5-72b", "gemma-2-27b",
+                         "falcon-180b", "bloom-176b", "gpt3-175b", "deepseek-v3"}) {
+    EXPECT_TRUE(c->model(id).has_value()) << id;
+  }
+  for (const char* id : {"eveo-hgx-8xh200", "eveo-h200", "eveo-l4", "eveo-2xt10"}) {
+    Result<const Offer*> o = c->offer(id);
+    ASSERT_TRUE(o.has_value()) << id;
+    EXPECT_FALSE((*o)->price_per_node_hour.has_value()) << id << ": the price is not public";
+    EXPECT_EQ((*o)->sites.size(), 5U) << id << ": SP1, SP2, PR1, CE1, FL1";
+  }
+  // The H200 carries both the marketed figure and what the driver reports.
+  const Gpu& h200 = **c->gpu("h200-sxm");
+  EXPECT_DOUBLE_EQ(h200.memory.si(), 141e9);
+  EXPECT_DOUBLE_EQ(h200.memory_usable.si(), 143771.0 * 1048576);
+}
+
+TEST(Catalog, LookupsSuggestTheClosestId) {
+  Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
+  ASSERT_TRUE(c.has_value());
+  Result<const Gpu*> g = c->gpu("h100sxm");
+  ASSERT_FALSE(g.has_value());
+  EXPECT_EQ(g.error().message(),
+            "unknown gpu 'h100sxm'; did you mean 'h100-sxm'? (gpuplan catalog list gpus)");
+  Result<Model> m = c->model("mixtral-8x7");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_EQ(m.error().hint, "did you mean 'mixtral-8x7b'? (gpuplan catalog list models)");
+}
+
+TEST(GpuLoader, ReadsAGoodFile) {
+  Result<Gpu> g = detail::load_gpu(fixture("good-gpu.toml"));
+  ASSERT_TRUE(g.has_value()) << g.error().message();
+  EXPECT_DOUBLE_EQ(g->memory.si(), 80e9);
+  EXPECT_DOUBLE_EQ(g->peak_for(Precision::kBf16)->si(), 312e12);
+  EXPECT_FALSE(g->peak_for(Precision::kFp8).has_value());
+}
+
+TEST(GpuLoader, ErrorsNameFileLineKeyAndHint) {
+  struct Case {
+    const char* file;
+    const char* message;  // after "<fixture dir>/"
+  };
+  const Case cases[] = {
+      {"unknown-key.toml",
+       "unknown-key.toml:9:1: unknown key 'clock'; expected one of: schema, id, name, vendor, "
+       "memory, memory_usable, memory_bandwidth, tdp, pcie_gen, scale_up, scale_up_domain, "
+       "source, peak"},
+      {"bare-number.toml",
+       "bare-number.toml:5:10: key 'memory' = 80 has no unit; write a size as a string with its "
+       "unit, e.g. 'memory = \"80 GB\"'"},
+      {"negative-size.toml",
+       "negative-size.toml:5:10: key 'memory': '-80 GB' is negative; a physical quantity is >= 0"},
+      {"missing-source.toml",
+       "missing-source.toml:1:1: missing key 'source'; every entry must give it"},
+      {"peak-typo.toml", "peak-typo.toml:15:1: unknown key 'peak.bf61'; did you mean 'bf16'?"},
+      {"wrong-schema.toml", "wrong-schema.toml:1:10: unsupported schema; this gpuplan reads 'schema = 1'"},
+  };
+  for (const Case& c : cases) {
+    Result<Gpu> g = detail::load_gpu(fixture(c.file));
+    ASSERT_FALSE(g.has_value()) << c.file;
+    EXPECT_EQ(g.error().message(), fixture("") + c.message) << c.file;
+  }
+}
+
+TEST(GpuLoader, ReportsSyntaxErrorsWithTheirPosition) {
+  Result<Gpu> g = detail::load_gpu(fixture("syntax-error.toml"));
+  ASSERT_FALSE(g.has_value());
+  EXPECT_EQ(g.error().where.rfind(fixture("syntax-error.toml:3:"), 0), 0U) << g.error().message();
+}
+
+TEST(OfferLoader, RejectsAPriceWithoutCurrencyAndPeriod) {
+  Result<Offer> o = detail::load_offer(fixture("bad-price.toml"));
+  ASSERT_FALSE(o.has_value());
+  EXPECT_EQ(o.error().message(),
+            fixture("bad-price.toml:9:9: key 'price': '55 dollars' is not a price per h; write a "
+                    "currency code and the unit, e.g. '55.04 USD/h'"));
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,94 @@
+#include "gpuplan/fit.h"
+
+#include <gtest/gtest.h>
+
+#include "gpuplan/catalog.h"
+
+namespace gpuplan {
+namespace {
+
+class FitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
+    ASSERT_TRUE(c.has_value()) << c.error().message();
+    catalog_.emplace(std::move(*c));
+    model_ = *catalog_->model("llama-3.1-70b");
+    h200_ = *catalog_->gpu("h200-sxm");
+  }
+  std::optional<Catalog> catalog_;
+  Model model_;
+  const Gpu* h200_ = nullptr;
+};
+
+TEST_F(FitTest, Llama70bWeightsFillAnH200) {
+  // 70,553,706,496 parameters x 2 bytes (bf16) = 141.1 GB = 131.4 GiB of weights, against the
+  // 143,771 MiB = 140.4 GiB the driver reports.
+  MemoryJob job;
+  job.task = Task::kInfer;
+  job.context = 4096;
+  const FitReport r = fit_on_gpu(model_, job, *h200_, catalog_->memory_params());
+  EXPECT_DOUBLE_EQ(r.memory.weights.si(), 70'553'706'496.0 * 2);
+  EXPECT_DOUBLE_EQ(r.verdict.usable.si(), 143771.0 * 1048576);
+  ASSERT_TRUE(r.kv.has_value());
+  // The KV room is what the weights, the working set and the runtime leave; 320 KiB a token.
+  const double room = r.verdict.usable.si() - r.memory.weights.si() -
+                      r.memory.activations.si() - r.memory.overhead.si();
+  EXPECT_DOUBLE_EQ(r.kv->budget.si(), room);
+  EXPECT_EQ(r.kv->tokens, static_cast<int64_t>(room / 327'680));
+  EXPECT_TRUE(r.verdict.fits);  // a 4,096-token context fits in that room
+
+  // fp8 linear weights halve the 68,451,041,280 matmul parameters of the 80 layers (embedding,
+  // head and norms stay bf16): 68,451,041,280 bytes more room = exactly 208,896 tokens more.
+  job.precision = Precision::kFp8;
+  const FitReport q = fit_on_gpu(model_, job, *h200_, catalog_->memory_params());
+  EXPECT_NEAR(static_cast<double>(q.kv->tokens - r.kv->tokens), 208'896.0, 1.0);
+}
+
+TEST_F(FitTest, FullContextDoesNotFitOneH200) {
+  // 131,072 tokens x 327,680 bytes = 40 GiB of KV cache on top of 131.4 GiB of weights.
+  MemoryJob job;
+  job.task = Task::kInfer;
+  job.context = 131072;
+  const FitReport r = fit_on_gpu(model_, job, *h200_, catalog_->memory_params());
+  EXPECT_DOUBLE_EQ(r.memory.kv_cache.si(), 131072.0 * 327680);
+  EXPECT_FALSE(r.verdict.fits);
+  EXPECT_LT(r.kv->max_context, 131072);
+}
+
+TEST_F(FitTest, TrainingLlama70bNeedsSixteenH200) {
+  // Mixed-precision Adam keeps 18 bytes per parameter: 1,269,966,716,928 bytes for 70.55 B.
+  // Spread over 8 GPUs (ZeRO-3 or tp 8) that is 158.7 GB = 147.8 GiB per GPU before any
+  // activation, above the 140.4 GiB usable: 8 H200 (1,128 GB as marketed) cannot train it.
+  // 16 can (tp 8 pp 2).
+  MemoryJob job;
+  job.task = Task::kTrain;
+  job.seq = 4096;
+  const FitReport one = fit_on_gpu(model_, job, *h200_, catalog_->memory_params());
+  const MemoryBreakdown& m = one.memory;
+  EXPECT_DOUBLE_EQ((m.weights + m.gradients + m.optimizer).si(), 18.0 * 70'553'706'496);
+  EXPECT_FALSE(one.verdict.fits);
+
+  const SmallestFit s = smallest_fit(model_, job, *h200_, catalog_->memory_params(), FitSearch{});
+  ASSERT_TRUE(s.found) << s.reason;
+  EXPECT_EQ(s.gpus, 16);
+  EXPECT_TRUE(s.report.verdict.fits);
+  EXPECT_EQ(s.job.layout.gpus(), 16);
+}
+
+TEST_F(FitTest, SearchReportsWhyNothingFits) {
+  // A micro-batch of 4096 sequences of 4096 tokens cannot fit on any L4 count: the logits alone
+  // of one micro-batch on the last stage are 4 x 4096 x 4096 x 128256 / 8 bytes = 1 TB.
+  MemoryJob job;
+  job.task = Task::kTrain;
+  job.micro_batch = 4096;
+  FitSearch search;
+  search.max_gpus = 64;
+  const SmallestFit s = smallest_fit(model_, job, **catalog_->gpu("l4"),
+                                     catalog_->memory_params(), search);
+  EXPECT_FALSE(s.found);
+  EXPECT_NE(s.reason.find("no layout of up to 64 x l4 fits"), std::string::npos) << s.reason;
+}
+
+}  // namespace
+}  // namespace gpuplan

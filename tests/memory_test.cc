@@ -1,0 +1,132 @@
+#include "gpuplan/memory.h"
+
+#include <gtest/gtest.h>
+
+#include "gpuplan/model_loader.h"
+
+namespace gpuplan {
+namespace {
+
+// The GPT models of Korthikanti et al. 2022 (Table 3), in the GPT-2 config format.
+Model gpt(int64_t hidden, int64_t layers, int64_t heads) {
+  const std::string json = "{\"model_type\": \"gpt2\", \"n_embd\": " + std::to_string(hidden) +
+                           ", \"n_layer\": " + std::to_string(layers) +
+                           ", \"n_head\": " + std::to_string(heads) +
+                           ", \"vocab_size\": 51200, \"n_positions\": 2048}";
+  Result<Model> m = parse_model_config(json, "test", "gpt");
+  EXPECT_TRUE(m.has_value());
+  return *m;
+}
+
+constexpr double kGiB = 1073741824.0;
+const MemoryParams kNoOverhead{Bytes(0), 8192};
+
+MemoryJob megatron_job(int64_t tp, int64_t pp, int64_t micro_batch, Recompute r, bool sp) {
+  MemoryJob job;
+  job.task = Task::kTrain;
+  job.precision = Precision::kFp16;
+  job.seq = 2048;
+  job.micro_batch = micro_batch;
+  job.recompute = r;
+  job.layout.tp = tp;
+  job.layout.pp = pp;
+  job.layout.sequence_parallel = sp;
+  return job;
+}
+
+TEST(Activations, MatchKorthikanti22bAtTp8) {
+  // Korthikanti et al. 2022, Fig. 1 (22B: h 6144, a 64, 48 layers, s 2048, b 4, t 8):
+  // no recompute and no SP: s b h (10 + 24/t + 5 a s/(h t)) per layer = 59.25 GiB in all;
+  // SP + selective recompute: 34 s b h / t per layer = 9.56 GiB.
+  const Model m = gpt(6144, 48, 64);
+  const Bytes none = layer_activation_bytes(m, megatron_job(8, 1, 4, Recompute::kNone, false));
+  const Bytes selective =
+      layer_activation_bytes(m, megatron_job(8, 1, 4, Recompute::kSelective, true));
+  EXPECT_NEAR(none.si() * 48 / kGiB, 59.25, 0.01);
+  EXPECT_NEAR(selective.si() * 48 / kGiB, 9.56, 0.01);
+}
+
+TEST(Activations, MatchKorthikanti175bFirstStageWithInterleaving) {
+  // 175B (h 12288, a 96, 96 layers) at t 8, p 8, b 1 with 3 interleaved chunks per stage: the
+  // first stage keeps p micro-batches of its 12 layers, times 1 + (p-1)/(p v) = 31/24:
+  // 66.84 GiB without recompute, 12.35 GiB with SP + selective (Fig. 1).
+  const Model m = gpt(12288, 96, 96);
+  for (const auto& [r, sp, expected] : {std::tuple{Recompute::kNone, false, 66.84},
+                                        std::tuple{Recompute::kSelective, true, 12.35}}) {
+    MemoryJob job = megatron_job(8, 8, 1, r, sp);
+    job.layout.virtual_stages = 3;
+    const std::vector<MemoryBreakdown> stages = memory_per_stage(m, job, kNoOverhead);
+    EXPECT_NEAR(stages.front().activations.si() / kGiB, expected, 0.01);
+  }
+}
+
+TEST(TrainingState, MatchesKorthikantiParametersAndOptimizer) {
+  // Fig. 1 counts 18 bytes per parameter (fp16 weights, fp32 gradients, fp32 master weights and
+  // two Adam moments) over the 12 l h^2 / (t p) layer weights of a GPU: 45.56 GiB for 175B at
+  // t 8, p 8. A middle stage also holds the biases and norms (12 x (7h/8 + 6h) parameters,
+  // 0.02 GiB), so it reads 45.58 GiB.
+  const Model m = gpt(12288, 96, 96);
+  const MemoryJob job = megatron_job(8, 8, 1, Recompute::kSelective, true);
+  const MemoryBreakdown middle = memory_per_stage(m, job, kNoOverhead)[3];
+  const double state = (middle.weights + middle.gradients + middle.optimizer).si() / kGiB;
+  const double h = 12288;
+  const double biases_and_norms = 12 * (7 * h / 8 + 6 * h) * 18 / kGiB;
+  EXPECT_NEAR(state, 45.56 + biases_and_norms, 0.01);
+}
+
+TEST(TrainingState, ZeroStagesShardOverDataParallel) {
+  // ZeRO-1 divides the optimizer by dp, ZeRO-2 also the gradients, ZeRO-3 also the weights.
+  const Model m = gpt(4096, 32, 32);
+  MemoryJob job = megatron_job(1, 1, 1, Recompute::kFull, false);
+  job.layout.dp = 8;
+  const MemoryBreakdown z0 = memory_per_gpu(m, job, kNoOverhead);
+  for (int64_t zero = 1; zero <= 3; ++zero) {
+    job.layout.zero = zero;
+    const MemoryBreakdown z = memory_per_gpu(m, job, kNoOverhead);
+    EXPECT_DOUBLE_EQ(z.optimizer.si(), z0.optimizer.si() / 8) << zero;
+    EXPECT_DOUBLE_EQ(z.gradients.si(), zero >= 2 ? z0.gradients.si() / 8 : z0.gradients.si());
+    EXPECT_DOUBLE_EQ(z.weights.si(), zero >= 3 ? z0.weights.si() / 8 : z0.weights.si());
+  }
+}
+
+TEST(StageLayers, TakesUnevenLayersFromTheOuterStages) {
+  // Llama 3 405B: 126 layers on 16 stages = 8 per stage, less one on the first and the last.
+  const std::vector<int64_t> s = stage_layers(126, 16);
+  EXPECT_EQ(s.front(), 7);
+  EXPECT_EQ(s.back(), 7);
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    EXPECT_EQ(s[i], 8) << i;
+  }
+  EXPECT_EQ(stage_layers(10, 4), (std::vector<int64_t>{2, 3, 3, 2}));
+}
+
+TEST(LayoutProblem, NamesTheReason) {
+  const Model m = gpt(4096, 32, 32);
+  MemoryJob job = megatron_job(3, 1, 1, Recompute::kNone, false);
+  EXPECT_EQ(layout_problem(m, job), "tp 3 does not divide the 32 attention heads of gpt");
+  job.layout.tp = 1;
+  job.layout.pp = 33;
+  EXPECT_EQ(layout_problem(m, job), "33 pipeline stages exceed the 32 layers of gpt");
+  job.layout.pp = 1;
+  job.precision = Precision::kInt4;
+  EXPECT_EQ(layout_problem(m, job),
+            "int4 weights cannot be trained; use --task qlora for 4-bit base weights");
+  job.precision = Precision::kBf16;
+  EXPECT_EQ(layout_problem(m, job), std::nullopt);
+}
+
+TEST(Inference, KvCacheScalesWithBatchAndContextAndShardsOverTp) {
+  // KV per GPU = batch x context x 2 x layers x (kv_heads / tp) x head_dim x bytes.
+  const Model m = gpt(4096, 32, 32);
+  MemoryJob job;
+  job.task = Task::kInfer;
+  job.batch = 4;
+  job.context = 1000;
+  const double expected = 4.0 * 1000 * 2 * 32 * 32 * 128 * 2;
+  EXPECT_DOUBLE_EQ(memory_per_gpu(m, job, kNoOverhead).kv_cache.si(), expected);
+  job.layout.tp = 4;
+  EXPECT_DOUBLE_EQ(memory_per_gpu(m, job, kNoOverhead).kv_cache.si(), expected / 4);
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,136 @@
+#include "gpuplan/model.h"
+
+#include <gtest/gtest.h>
+
+#include "gpuplan/catalog.h"
+#include "gpuplan/model_loader.h"
+
+namespace gpuplan {
+namespace {
+
+class ModelTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
+    ASSERT_TRUE(c.has_value()) << c.error().message();
+    catalog_ = new Catalog(std::move(*c));
+  }
+  static void TearDownTestSuite() { delete catalog_; }
+  static Model model(const char* id) {
+    Result<Model> m = catalog_->model(id);
+    EXPECT_TRUE(m.has_value()) << id;
+    return *m;
+  }
+  static Catalog* catalog_;
+};
+Catalog* ModelTest::catalog_ = nullptr;
+
+TEST_F(ModelTest, BuiltInModelsMatchPublishedTotals) {
+  // Totals as the publishers' Hugging Face model cards and safetensors indexes print them.
+  const std::pair<const char*, int64_t> cases[] = {
+      {"llama-3.1-8b", 8'030'261'248},      {"llama-3.1-70b", 70'553'706'496},
+      {"llama-3.1-405b", 405'853'388'800},  {"mistral-7b", 7'241'732'096},
+      {"mixtral-8x7b", 46'702'792'704},     {"llama-2-7b", 6'738'415'616},
+      {"llama-2-13b", 13'015'864'320},      {"llama-2-70b", 68'976'648'192},
+      {"bloom-176b", 176'247'271'424},      {"qwen2.5-7b", 7'615'616'512},
+  };
+  for (const auto& [id, total] : cases) {
+    EXPECT_EQ(count_parameters(model(id)).total, total) << id;
+  }
+}
+
+TEST_F(ModelTest, CountsLlama8bPieceByPiece) {
+  // h 4096, 32 layers, 32 heads of 128, 8 KV heads, MLP 14336, vocab 128256, untied:
+  // per layer q 4096*4096 + k,v 2*4096*1024 + o 4096*4096 + MLP 3*4096*14336 + 2 norms of 4096
+  //   = 16,777,216 + 8,388,608 + 16,777,216 + 176,160,768 + 8,192 = 218,112,000;
+  // embedding = lm_head = 128256*4096 = 525,336,576; final norm 4096.
+  const ParameterCount c = count_parameters(model("llama-3.1-8b"));
+  EXPECT_EQ(layer_parameters(model("llama-3.1-8b"), 0).total(), 218'112'000);
+  EXPECT_EQ(c.embedding, 525'336'576);
+  EXPECT_EQ(c.lm_head, 525'336'576);
+  EXPECT_EQ(c.total, 32 * 218'112'000LL + 2 * 525'336'576LL + 4096);
+}
+
+TEST_F(ModelTest, MixtureOfExpertsCountsActiveParameters) {
+  // Mixtral 8x7B: a token visits 2 of 8 experts. Each expert is 3*4096*14336 = 176,160,768;
+  // the 6 unvisited experts of each of 32 layers are 32*6*176,160,768 = 33,822,867,456.
+  const ParameterCount c = count_parameters(model("mixtral-8x7b"));
+  EXPECT_EQ(c.active_per_token, 46'702'792'704LL - 33'822'867'456LL);
+}
+
+TEST_F(ModelTest, DeepSeekV3CountsLatentAttentionAndSharedExperts) {
+  // Per layer, MLA: q_a 7168*1536 + q_b 1536*128*192 + kv_a 7168*576 + kv_b 512*128*256
+  //   + o 16384*7168 + latent norms 1536 + 512 = 187,107,328; 2 layer norms 14,336.
+  // Dense MLP (first 3 layers): 3*7168*18432 = 396,361,728.
+  // MoE layer (58): 257 experts of 3*7168*2048 = 44,040,192 each, router 256*7168 and a
+  //   256-entry bias: 11,318,329,344 + 1,835,008 + 256.
+  // Embedding and untied head 2*129280*7168; final norm 7168.
+  // 3 * (187,107,328 + 14,336 + 396,361,728) + 58 * (187,107,328 + 14,336 + 11,320,164,608)
+  //   + 1,853,358,080 + 7,168 = 671,026,419,200: the published 671 B (MTP module not counted).
+  const ParameterCount c = count_parameters(model("deepseek-v3"));
+  EXPECT_EQ(c.total, 671'026'419'200LL);
+  // Active: the same with 8 routed experts instead of 256 per MoE layer: 37.55 B (published 37 B).
+  EXPECT_EQ(c.active_per_token, 671'026'419'200LL - 58LL * 248 * 44'040'192);
+}
+
+TEST_F(ModelTest, KvCacheOfLlama3_70bIs320KiBPerTokenInFp16) {
+  // 2 (K and V) x 80 layers x 8 KV heads x 128 x 2 bytes = 327,680 bytes (research notes).
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_token(model("llama-3.1-70b"), 2.0), 327'680.0);
+}
+
+TEST(ModelLoader, ReadsGpt2StyleConfigsFromValidationFiles) {
+  // KOR22-22B of the validation set: 48 layers of 12h^2 + 13h, embedding 51200 x 6144,
+  // positions 2048 x 6144, final norm 2h: 21,743,271,936 + 48*79,872 + ... = 22.07 B.
+  const char* json = R"({"model_type": "gpt2", "n_embd": 6144, "n_layer": 48, "n_head": 64,
+    "n_inner": 24576, "vocab_size": 51200, "n_positions": 2048,
+    "activation_function": "gelu_new", "tie_word_embeddings": true})";
+  Result<Model> m = parse_model_config(json, "row", "kor22-22b");
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  const int64_t h = 6144;
+  const int64_t expected = 48 * (12 * h * h + 13 * h) + 51200 * h + 2048 * h + 2 * h;
+  EXPECT_EQ(count_parameters(*m).total, expected);
+}
+
+TEST(ModelLoader, ReadsMptFromItsOwnKeys) {
+  // MPT-7B with its 50,432-token vocabulary: 6,649,286,656 parameters (Hugging Face card).
+  const char* json = R"({"model_type": "mpt", "d_model": 4096, "n_layers": 32, "n_heads": 32,
+    "expansion_ratio": 4, "max_seq_len": 2048, "vocab_size": 50432})";
+  Result<Model> m = parse_model_config(json, "mpt.json", "mpt-7b");
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  EXPECT_EQ(count_parameters(*m).total, 6'649'286'656);
+}
+
+TEST(ModelLoader, ErrorsNameTheFileLineAndKey) {
+  const char* missing = "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 4096\n}";
+  Result<Model> a = parse_model_config(missing, "cfg.json", "x");
+  ASSERT_FALSE(a.has_value());
+  EXPECT_EQ(a.error().message(),
+            "cfg.json: missing key 'num_hidden_layers'; a config.json of this model_type must give "
+            "it");
+
+  const char* negative = "{\n  \"model_type\": \"gpt2\",\n  \"n_embd\": -5\n}";
+  Result<Model> b = parse_model_config(negative, "cfg.json", "x");
+  ASSERT_FALSE(b.has_value());
+  EXPECT_EQ(b.error().message(), "cfg.json:3: key 'n_embd' must be a positive integer; found -5");
+
+  Result<Model> c = parse_model_config("{\"model_type\": \"lama\"}", "cfg.json", "x");
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().message(),
+            "cfg.json:1: unsupported model_type 'lama'; did you mean 'llama'?");
+
+  Result<Model> d = parse_model_config("{\n\"model_type\": ", "cfg.json", "x");
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().where, "cfg.json:2");
+}
+
+TEST(ModelLoader, RejectsHeadsThatDoNotGroup) {
+  const char* json = R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 2,
+    "num_attention_heads": 32, "num_key_value_heads": 5, "intermediate_size": 11008,
+    "vocab_size": 32000})";
+  Result<Model> m = parse_model_config(json, "cfg.json", "x");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_EQ(m.error().what, "32 attention heads are not a multiple of 5 key/value heads");
+}
+
+}  // namespace
+}  // namespace gpuplan

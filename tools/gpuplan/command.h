@@ -1,0 +1,37 @@
+// The pieces every gpuplan subcommand shares: its entry point signature, the data-directory
+// option, and how an Error becomes one line on stderr and an exit status.
+#ifndef GPUPLAN_TOOLS_COMMAND_H_
+#define GPUPLAN_TOOLS_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+#include "gpuplan/catalog.h"
+#include "gpuplan/result.h"
+
+namespace gpuplan::cli {
+
+// Exit statuses: 0 success, 1 bad input or environment, 2 usage (flags).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+
+// A subcommand: receives its own arguments (argv[0] is "gpuplan <name>") and returns an
+// exit status. It writes its report to stdout and errors to stderr.
+using CommandFn = int (*)(const std::vector<std::string>& args);
+
+int run_fit(const std::vector<std::string>& args);
+int run_catalog(const std::vector<std::string>& args);
+
+// The data directory: --data if given, else $GPUPLAN_DATA, else the one the build knows.
+std::string data_dir(const std::string& flag_value);
+
+// Loads the catalog from data_dir(flag_value).
+Result<Catalog> load_catalog(const std::string& flag_value);
+
+// Prints "gpuplan <command>: error: <message>" and returns `status`.
+int report_error(const std::string& command, const Error& e, int status = kExitError);
+
+}  // namespace gpuplan::cli
+
+#endif  // GPUPLAN_TOOLS_COMMAND_H_

@@ -1,0 +1,512 @@
+// gpuplan fit MODEL [--gpu ID | --offer ID] --task ... : memory per GPU, itemised, the verdict,
+// and the smallest number of each catalog GPU (and each offer) that holds the job.
+#include <cmath>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "command.h"
+#include "gpuplan/fit.h"
+#include "gpuplan/json_writer.h"
+#include "report.h"
+
+namespace gpuplan::cli {
+namespace {
+
+constexpr const char* kName = "fit";
+
+struct FitFlags {
+  std::string model;
+  std::string gpu;
+  std::string offer;
+  std::string task;
+  std::string precision = "bf16";
+  std::string kv_precision;
+  std::string optimizer = "adam";
+  std::string recompute = "none";
+  std::string lora_targets = "all-linear";
+  int64_t seq = 0;
+  int64_t micro_batch = 1;
+  int64_t batch = 1;
+  int64_t context = 0;
+  int64_t zero = 0;
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t dp = 1;
+  int64_t virtual_stages = 1;
+  int64_t lora_rank = 16;
+  int64_t max_gpus = 16384;
+  bool sequence_parallel = false;
+  bool json = false;
+  std::string data;
+};
+
+// Turns the flags into a job; enum spellings get "did you mean" errors naming the flag.
+Result<MemoryJob> make_job(const FitFlags& f, const Model& model) {
+  MemoryJob job;
+  auto flagged = [](const char* flag, const Error& e) {
+    return std::unexpected(Error{flag, e.what, e.hint});
+  };
+  Result<Task> task = parse_task(f.task);
+  if (!task) return flagged("--task", task.error());
+  Result<Precision> precision = parse_precision(f.precision);
+  if (!precision) return flagged("--precision", precision.error());
+  Result<Optimizer> optimizer = parse_optimizer(f.optimizer);
+  if (!optimizer) return flagged("--optimizer", optimizer.error());
+  Result<Recompute> recompute = parse_recompute(f.recompute);
+  if (!recompute) return flagged("--recompute", recompute.error());
+  job.task = *task;
+  job.precision = *precision;
+  job.optimizer = *optimizer;
+  job.recompute = *recompute;
+  job.kv_precision = precision_bytes(*precision) >= 2 ? *precision : Precision::kBf16;
+  if (job.kv_precision == Precision::kFp32 || job.kv_precision == Precision::kTf32) {
+    job.kv_precision = Precision::kBf16;
+  }
+  if (!f.kv_precision.empty()) {
+    Result<Precision> kv = parse_precision(f.kv_precision);
+    if (!kv) return flagged("--kv-precision", kv.error());
+    job.kv_precision = *kv;
+  }
+  if (f.lora_targets == "attention") {
+    job.lora_targets = LoraTargets::kAttention;
+  } else if (f.lora_targets != "all-linear") {
+    return fail("--lora-targets", fmt::format("unknown value '{}'", f.lora_targets),
+                "expected 'attention' (q, k, v, o) or 'all-linear'");
+  }
+  // Defaults that depend on the model: the longest context it was built for, and for
+  // training 4096 tokens or the model's limit if that is shorter.
+  const int64_t limit = model.max_positions;
+  job.seq = f.seq > 0 ? f.seq : (limit > 0 ? std::min<int64_t>(4096, limit) : 4096);
+  job.context = f.context > 0 ? f.context : (limit > 0 ? limit : 4096);
+  job.micro_batch = f.micro_batch;
+  job.batch = f.batch;
+  job.lora_rank = f.lora_rank;
+  job.layout = Parallelism{f.tp, f.pp, f.dp, f.virtual_stages, f.sequence_parallel, f.zero};
+  if (limit > 0 && is_training(job.task) && job.seq > limit) {
+    return fail("--seq", fmt::format("{} tokens exceed the {}-token context of {}", job.seq, limit,
+                                     model.id),
+                "use a shorter --seq or a model with a longer context");
+  }
+  if (limit > 0 && job.task == Task::kInfer && job.context > limit) {
+    return fail("--context", fmt::format("{} tokens exceed the {}-token context of {}",
+                                         job.context, limit, model.id),
+                "use a shorter --context");
+  }
+  return job;
+}
+
+std::string layout_text(const MemoryJob& job) {
+  const Parallelism& l = job.layout;
+  std::string s = fmt::format("tp {} pp {}", l.tp, l.pp);
+  if (is_training(job.task)) {
+    s += fmt::format(" dp {}", l.dp);
+    if (l.zero > 0) s += fmt::format(", ZeRO {}", l.zero);
+    if (job.recompute != Recompute::kNone) {
+      s += fmt::format(", {} recompute", recompute_name(job.recompute));
+    }
+    if (l.sequence_parallel && l.tp > 1) s += ", SP";
+    if (l.virtual_stages > 1) s += fmt::format(", {} virtual stages", l.virtual_stages);
+  }
+  return s;
+}
+
+std::string job_text(const MemoryJob& job) {
+  if (job.task == Task::kInfer) {
+    return fmt::format("inference, {} weights, {} KV cache, batch {} x {} tokens of context",
+                       precision_name(job.precision), precision_name(job.kv_precision), job.batch,
+                       grouped(job.context));
+  }
+  std::string what = job.task == Task::kLora    ? fmt::format("LoRA rank {}", job.lora_rank)
+                     : job.task == Task::kQlora ? fmt::format("QLoRA rank {}", job.lora_rank)
+                     : job.task == Task::kTrain ? std::string("pre-training")
+                                                : std::string("full fine-tune");
+  return fmt::format("{}, {} mixed precision, {}, micro-batch {} x {} tokens", what,
+                     precision_name(job.precision), optimizer_name(job.optimizer),
+                     job.micro_batch, grouped(job.seq));
+}
+
+// The smallest fit of every catalog GPU (and of the one the user asked about first).
+struct Alternatives {
+  std::vector<std::pair<const Gpu*, SmallestFit>> gpus;
+};
+
+Alternatives search_all(const Catalog& c, const Model& model, const MemoryJob& job,
+                        const FitFlags& f, bool zero_given, bool recompute_given) {
+  Alternatives a;
+  FitSearch search;
+  search.max_gpus = f.max_gpus;
+  search.vary_zero = !zero_given;
+  search.vary_recompute = !recompute_given;
+  for (const Gpu& g : c.gpus()) {
+    a.gpus.emplace_back(&g, smallest_fit(model, job, g, c.memory_params(), search));
+  }
+  return a;
+}
+
+// Bytes are whole numbers in JSON.
+int64_t whole(Bytes b) { return static_cast<int64_t>(std::llround(b.si())); }
+
+void write_memory_json(JsonWriter& w, const MemoryBreakdown& m) {
+  w.begin_object()
+      .field("weights_bytes", whole(m.weights))
+      .field("gradients_bytes", whole(m.gradients))
+      .field("optimizer_bytes", whole(m.optimizer))
+      .field("activations_bytes", whole(m.activations))
+      .field("kv_cache_bytes", whole(m.kv_cache))
+      .field("overhead_bytes", whole(m.overhead))
+      .field("total_bytes", whole(m.total()))
+      .field("stage", m.stage)
+      .field("stage_layers", m.stage_layers)
+      .field("parameters", m.parameters)
+      .field("trainable_parameters", m.trainable)
+      .end_object();
+}
+
+void write_layout_json(JsonWriter& w, const MemoryJob& job) {
+  const Parallelism& l = job.layout;
+  w.begin_object()
+      .field("tp", l.tp)
+      .field("pp", l.pp)
+      .field("dp", l.dp)
+      .field("zero", l.zero)
+      .field("recompute", recompute_name(job.recompute))
+      .field("sequence_parallel", l.sequence_parallel)
+      .field("virtual_stages", l.virtual_stages)
+      .end_object();
+}
+
+struct Target {
+  const Gpu* gpu = nullptr;
+  const Offer* offer = nullptr;
+};
+
+void print_json(const Model& model, const MemoryJob& job, const Target& t,
+                const std::optional<FitReport>& report, const std::optional<FitReport>& fp8,
+                const std::optional<SmallestFit>& offer_fit, const Alternatives& alt,
+                const Catalog& c) {
+  const ParameterCount pc = count_parameters(model);
+  JsonWriter w;
+  w.begin_object();
+  w.key("model").begin_object().field("id", model.id).field("params", pc.total)
+      .field("active_params", pc.active_per_token).end_object();
+  w.key("job").begin_object().field("task", task_name(job.task))
+      .field("precision", precision_name(job.precision))
+      .field("kv_precision", precision_name(job.kv_precision))
+      .field("optimizer", optimizer_name(job.optimizer)).field("seq_tokens", job.seq)
+      .field("micro_batch", job.micro_batch).field("batch", job.batch)
+      .field("context_tokens", job.context).field("lora_rank", job.lora_rank);
+  w.key("layout");
+  write_layout_json(w, job);
+  w.end_object();
+  if (t.gpu != nullptr && report) {
+    w.key("gpu").begin_object().field("id", t.gpu->id)
+        .field("memory_bytes", whole(t.gpu->memory))
+        .field("usable_bytes", whole(t.gpu->memory_usable)).end_object();
+    w.key("memory");
+    write_memory_json(w, report->memory);
+    w.field("fits", report->verdict.fits).field("margin_bytes", whole(report->verdict.margin))
+        .field("reason", report->verdict.reason);
+    if (report->kv) {
+      w.key("kv_cache").begin_object()
+          .field("bytes_per_token", report->kv->bytes_per_token)
+          .field("budget_bytes", whole(report->kv->budget))
+          .field("tokens", report->kv->tokens)
+          .field("max_context_tokens", report->kv->max_context);
+      if (fp8 && fp8->kv) {
+        w.field("fp8_weights_bytes", whole(fp8->memory.weights))
+            .field("fp8_budget_bytes", whole(fp8->kv->budget))
+            .field("fp8_tokens", fp8->kv->tokens);
+      }
+      w.end_object();
+    }
+  }
+  if (t.offer != nullptr && offer_fit) {
+    w.key("offer").begin_object().field("id", t.offer->id)
+        .field("gpus", t.offer->gpus_per_node * t.offer->max_nodes)
+        .field("fits", offer_fit->found);
+    if (offer_fit->found) {
+      w.field("gpus_needed", offer_fit->gpus);
+      w.key("layout");
+      write_layout_json(w, offer_fit->job);
+      w.key("memory");
+      write_memory_json(w, offer_fit->report.memory);
+    } else {
+      w.field("reason", offer_fit->reason);
+    }
+    w.end_object();
+  }
+  w.key("smallest").begin_array();
+  for (const auto& [g, s] : alt.gpus) {
+    w.begin_object().field("gpu", g->id).field("fits", s.found);
+    if (s.found) {
+      w.field("gpus", s.gpus).field("per_gpu_bytes", whole(s.report.verdict.required))
+          .field("usable_bytes", whole(g->memory_usable));
+      w.key("layout");
+      write_layout_json(w, s.job);
+    } else {
+      w.field("reason", s.reason);
+    }
+    w.end_object();
+  }
+  w.end_array();
+  w.key("offers").begin_array();
+  for (const Offer& o : c.offers()) {
+    for (const auto& [g, s] : alt.gpus) {
+      if (g->id != o.gpu) continue;
+      const int64_t capacity = o.gpus_per_node * o.max_nodes;
+      const bool holds = s.found && s.gpus <= capacity;
+      w.begin_object().field("offer", o.id).field("fits", holds);
+      if (holds) {
+        w.field("nodes", (s.gpus + o.gpus_per_node - 1) / o.gpus_per_node);
+      }
+      w.end_object();
+    }
+  }
+  w.end_array();
+  w.end_object();
+  fmt::print("{}", w.str());
+}
+
+void print_memory_table(const MemoryBreakdown& m, const MemoryJob& job) {
+  Table t({"item", "GiB", "GB"}, {false, true, true});
+  auto row = [&](const std::string& name, Bytes b) {
+    t.add({name, fmt::format("{:.2f}", b / GiB(1)), fmt::format("{:.2f}", b / GB(1))});
+  };
+  const std::string precision(precision_name(job.precision));
+  row(job.task == Task::kQlora ? "weights (4-bit NF4 base + adapters)"
+                               : fmt::format("weights ({})", precision),
+      m.weights);
+  if (is_training(job.task)) {
+    row("gradients (fp32)", m.gradients);
+    row(fmt::format("optimizer states ({})", optimizer_name(job.optimizer)), m.optimizer);
+    row("activations", m.activations);
+  } else {
+    row(fmt::format("KV cache ({})", precision_name(job.kv_precision)), m.kv_cache);
+    row("activations (forward working set)", m.activations);
+  }
+  row("runtime overhead (CUDA context, workspaces)", m.overhead);
+  row("total", m.total());
+  fmt::print("{}", t.str("  "));
+}
+
+void print_text(const Model& model, const MemoryJob& job, const Target& t,
+                const std::optional<FitReport>& report, const std::optional<FitReport>& fp8,
+                const std::optional<SmallestFit>& offer_fit, const Alternatives& alt,
+                const Catalog& c) {
+  const ParameterCount pc = count_parameters(model);
+  fmt::print("model   {} ({}): {} parameters", model.id, model.model_type, grouped(pc.total));
+  if (model.is_moe()) {
+    fmt::print(", {} active per token", grouped(pc.active_per_token));
+  }
+  fmt::print(", {} layers\n", model.layers);
+  fmt::print("job     {}\n", job_text(job));
+
+  if (t.gpu != nullptr && report) {
+    const Gpu& g = *t.gpu;
+    const MemoryBreakdown& m = report->memory;
+    fmt::print("gpu     {}: {} as marketed, {} usable (what the driver reports)\n", g.name,
+               gb(g.memory), gib(g.memory_usable));
+    fmt::print("layout  {}\n\n", layout_text(job));
+    fmt::print("memory per GPU ({} of {} stages, {} layers):\n", m.stage + 1, job.layout.pp,
+               m.stage_layers);
+    print_memory_table(m, job);
+    fmt::print("\nverdict: {}\n", report->verdict.reason);
+    if (job.task == Task::kTrain || job.task == Task::kFinetune) {
+      const double per_param = (m.weights + m.gradients + m.optimizer) / Bytes(m.parameters);
+      if (job.layout.zero == 0) {
+        fmt::print(
+            "why:     mixed-precision {} keeps {:.0f} bytes per trained parameter (weights, fp32 "
+            "gradients, fp32 master copy and moments): {} parameters on this GPU x {:.0f} B = {} "
+            "before activations\n",
+            optimizer_name(job.optimizer), per_param, billions(m.parameters), per_param,
+            gib(m.weights + m.gradients + m.optimizer));
+      }
+    }
+    if (report->kv) {
+      const KvCapacity& kv = *report->kv;
+      fmt::print("\nKV cache room: {} usable - {} weights - {} activations - {} overhead = {}\n",
+                 gib(report->verdict.usable), gib(m.weights), gib(m.activations),
+                 gib(m.overhead), gib(kv.budget));
+      fmt::print("  at {} per token ({}), that holds {} tokens of context: at batch {}, up to {} "
+                 "tokens per sequence\n",
+                 fmt::format("{:.0f} KiB", kv.bytes_per_token / 1024.0),
+                 precision_name(job.kv_precision), grouped(kv.tokens), job.batch,
+                 grouped(kv.max_context));
+      if (fp8 && fp8->kv) {
+        fmt::print("  with --precision fp8 weights: {} of weights, {} of KV room = {} tokens ({} "
+                   "more)\n",
+                   gib(fp8->memory.weights), gib(fp8->kv->budget), grouped(fp8->kv->tokens),
+                   grouped(fp8->kv->tokens - kv.tokens));
+      }
+    }
+    if (!g.peak_for(job.precision)) {
+      fmt::print("note:   {} has no {} tensor cores; it would run {} math in another format\n",
+                 g.id, precision_name(job.precision), precision_name(job.precision));
+    }
+  }
+  if (t.offer != nullptr && offer_fit) {
+    const Offer& o = *t.offer;
+    fmt::print("\noffer   {} ({}): {} x {} per node, up to {} node(s)\n", o.id, o.name,
+               o.gpus_per_node, o.gpu, o.max_nodes);
+    if (offer_fit->found && offer_fit->gpus <= o.gpus_per_node * o.max_nodes) {
+      fmt::print("verdict: fits on {} GPU(s) with {}: {} per GPU of {} usable\n", offer_fit->gpus,
+                 layout_text(offer_fit->job), gib(offer_fit->report.verdict.required),
+                 gib(offer_fit->report.verdict.usable));
+    } else {
+      fmt::print("verdict: does not fit on this offer: {}\n",
+                 offer_fit->found ? fmt::format("it needs {} x {}", offer_fit->gpus, o.gpu)
+                                  : offer_fit->reason);
+    }
+  }
+
+  fmt::print("\nsmallest number of each catalog GPU that holds this job:\n");
+  Table table({"gpu", "GPUs", "layout", "per GPU", "usable"}, {false, true, false, true, true});
+  for (const auto& [g, s] : alt.gpus) {
+    if (s.found) {
+      table.add({g->id, fmt::format("{}", s.gpus), layout_text(s.job),
+                 gib(s.report.verdict.required), gib(g->memory_usable)});
+    } else {
+      table.add({g->id, "-", "no layout fits (see --json for the reason)", "-",
+                 gib(g->memory_usable)});
+    }
+  }
+  fmt::print("{}", table.str("  "));
+
+  fmt::print("\noffers in the catalog that hold it:\n");
+  Table offers({"offer", "gpu", "per node", "nodes needed", "price"}, {false, false, true, true, true});
+  for (const Offer& o : c.offers()) {
+    for (const auto& [g, s] : alt.gpus) {
+      if (g->id != o.gpu) continue;
+      const int64_t capacity = o.gpus_per_node * o.max_nodes;
+      std::string nodes = "does not fit";
+      if (s.found && s.gpus <= capacity) {
+        nodes = fmt::format("{}", (s.gpus + o.gpus_per_node - 1) / o.gpus_per_node);
+      } else if (s.found) {
+        nodes = fmt::format("needs {} GPUs", s.gpus);
+      }
+      const std::string price =
+          o.price_per_node_hour
+              ? fmt::format("{:.2f} {}/h", o.price_per_node_hour->amount,
+                            o.price_per_node_hour->currency)
+              : "not public";
+      offers.add({o.id, o.gpu, fmt::format("{}", o.gpus_per_node), nodes, price});
+    }
+  }
+  fmt::print("{}", offers.str("  "));
+}
+
+}  // namespace
+
+int run_fit(const std::vector<std::string>& args) {
+  CLI::App app("Does the model fit in GPU memory? Itemised memory per GPU, the verdict, and the "
+               "smallest number of each catalog GPU that holds the job.",
+               args.front());
+  FitFlags f;
+  app.add_option("model", f.model, "catalog model id or path to a Hugging Face config.json")
+      ->required();
+  app.add_option("--gpu", f.gpu, "catalog GPU id (gpuplan catalog list gpus)");
+  app.add_option("--offer", f.offer, "catalog offer id: its GPU and node size");
+  app.add_option("--task", f.task, "train | finetune | lora | qlora | infer")->required();
+  app.add_option("--seq", f.seq, "training sequence length in tokens (default 4096 or the model's limit)");
+  app.add_option("--micro-batch", f.micro_batch, "training sequences per micro-batch (default 1)");
+  app.add_option("--precision", f.precision, "fp32 | tf32 | fp16 | bf16 | fp8 | int8 | int4 (default bf16)");
+  app.add_option("--optimizer", f.optimizer, "adam | sgd | adafactor (default adam)");
+  app.add_option("--zero", f.zero, "ZeRO stage 0..3 (default 0; the GPU-count search tries all unless given)");
+  app.add_option("--recompute", f.recompute, "none | selective | full (default none; the search tries all unless given)");
+  app.add_option("--tp", f.tp, "tensor-parallel size (default 1)");
+  app.add_option("--pp", f.pp, "pipeline-parallel stages (default 1)");
+  app.add_option("--dp", f.dp, "data-parallel replicas (default 1)");
+  app.add_option("--virtual-stages", f.virtual_stages, "interleaved pipeline chunks per stage (default 1)");
+  app.add_flag("--sequence-parallel", f.sequence_parallel, "shard norm/dropout activations over the TP group");
+  app.add_option("--batch", f.batch, "inference: sequences served at once (default 1)");
+  app.add_option("--context", f.context, "inference: tokens per sequence (default: the model's limit)");
+  app.add_option("--kv-precision", f.kv_precision, "inference KV cache format (default bf16)");
+  app.add_option("--lora-rank", f.lora_rank, "LoRA/QLoRA adapter rank (default 16)");
+  app.add_option("--lora-targets", f.lora_targets, "attention | all-linear (default all-linear)");
+  app.add_option("--max-gpus", f.max_gpus, "largest GPU count the search tries (default 16384)");
+  app.add_flag("--json", f.json, "print JSON instead of text");
+  app.add_option("--data", f.data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return report_error(kName, Error{"", e.what(), "run 'gpuplan fit --help'"}, kExitUsage);
+  }
+  for (const auto& [flag, value] :
+       std::vector<std::pair<const char*, int64_t>>{{"--seq", f.seq}, {"--micro-batch", f.micro_batch},
+                                                   {"--batch", f.batch}, {"--context", f.context},
+                                                   {"--tp", f.tp}, {"--pp", f.pp}, {"--dp", f.dp},
+                                                   {"--virtual-stages", f.virtual_stages},
+                                                   {"--lora-rank", f.lora_rank},
+                                                   {"--max-gpus", f.max_gpus}}) {
+    const bool may_be_zero = std::string(flag) == "--seq" || std::string(flag) == "--context";
+    if (value < 0 || (value == 0 && !may_be_zero) || (value == 0 && app.count(flag) > 0)) {
+      return report_error(kName, Error{flag, fmt::format("must be a positive integer, got {}", value),
+                                       "e.g. 1, 2, 8"}, kExitUsage);
+    }
+  }
+  if (!f.gpu.empty() && !f.offer.empty()) {
+    return report_error(kName, Error{"--gpu", "give --gpu or --offer, not both",
+                                     "an offer already names its GPU"}, kExitUsage);
+  }
+  Result<Catalog> catalog = load_catalog(f.data);
+  if (!catalog) return report_error(kName, catalog.error());
+  Result<Model> model = catalog->model(f.model);
+  if (!model) return report_error(kName, model.error());
+  Result<MemoryJob> job = make_job(f, *model);
+  if (!job) return report_error(kName, job.error(), kExitUsage);
+  if (f.zero < 0 || f.zero > 3) {
+    return report_error(kName, Error{"--zero", fmt::format("stage {} does not exist", f.zero),
+                                     "ZeRO stages are 0, 1, 2, 3"}, kExitUsage);
+  }
+
+  Target target;
+  if (!f.gpu.empty()) {
+    Result<const Gpu*> g = catalog->gpu(f.gpu);
+    if (!g) return report_error(kName, Error{"--gpu", g.error().what, g.error().hint});
+    target.gpu = *g;
+  }
+  std::optional<SmallestFit> offer_fit;
+  if (!f.offer.empty()) {
+    Result<const Offer*> o = catalog->offer(f.offer);
+    if (!o) return report_error(kName, Error{"--offer", o.error().what, o.error().hint});
+    target.offer = *o;
+  }
+  if (auto problem = layout_problem(*model, *job)) {
+    return report_error(kName, Error{"layout", *problem, "choose tp/pp/dp that suit the model"});
+  }
+  std::optional<FitReport> report;
+  std::optional<FitReport> fp8;
+  if (target.gpu != nullptr) {
+    report = fit_on_gpu(*model, *job, *target.gpu, catalog->memory_params());
+    if (job->task == Task::kInfer && precision_bytes(job->precision) >= 2) {
+      MemoryJob q = *job;
+      q.precision = Precision::kFp8;
+      fp8 = fit_on_gpu(*model, q, *target.gpu, catalog->memory_params());
+    }
+  }
+  const bool zero_given = app.count("--zero") > 0;
+  const bool recompute_given = app.count("--recompute") > 0;
+  if (target.offer != nullptr) {
+    const Gpu* g = *catalog->gpu(target.offer->gpu);
+    FitSearch search;
+    search.max_gpus = target.offer->gpus_per_node * target.offer->max_nodes;
+    search.vary_zero = !zero_given;
+    search.vary_recompute = !recompute_given;
+    offer_fit = smallest_fit(*model, *job, *g, catalog->memory_params(), search);
+  }
+  const Alternatives alt = search_all(*catalog, *model, *job, f, zero_given, recompute_given);
+  if (f.json) {
+    print_json(*model, *job, target, report, fp8, offer_fit, alt, *catalog);
+  } else {
+    print_text(*model, *job, target, report, fp8, offer_fit, alt, *catalog);
+  }
+  return kExitOk;
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,100 @@
+// gpuplan: answers, with numbers that hold up, whether a model fits, how long training takes
+// and what it costs, on which GPUs. Each subcommand lives in its own file.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "gpuplan/suggest.h"
+
+namespace gpuplan::cli {
+
+std::string data_dir(const std::string& flag_value) {
+  if (!flag_value.empty()) {
+    return flag_value;
+  }
+  if (const char* env = std::getenv("GPUPLAN_DATA"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return GPUPLAN_DEFAULT_DATA_DIR;
+}
+
+Result<Catalog> load_catalog(const std::string& flag_value) {
+  return Catalog::load(data_dir(flag_value));
+}
+
+int report_error(const std::string& command, const Error& e, int status) {
+  fmt::print(stderr, "gpuplan {}: error: {}\n", command, e.message());
+  return status;
+}
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* help;
+  CommandFn run;
+};
+
+// The subcommand table (ninja's tool table idea).
+constexpr Command kCommands[] = {
+    {"fit", "does the model fit in GPU memory: itemised memory, verdict, smallest GPU counts",
+     run_fit},
+    {"catalog", "list and show the GPUs, fabrics, models and offers gpuplan knows", run_catalog},
+};
+
+void print_usage() {
+  fmt::print(
+      "usage: gpuplan <command> [options]\n\n"
+      "gpuplan answers the questions asked before renting or buying GPUs for AI: does the model\n"
+      "fit, on which GPUs and how many, with numbers that show their arithmetic.\n\ncommands:\n");
+  for (const Command& c : kCommands) {
+    fmt::print("  {:<10} {}\n", c.name, c.help);
+  }
+  fmt::print("\nRun 'gpuplan <command> --help' for a command's options.\n");
+}
+
+int run(int argc, char** argv) {
+  if (argc < 2) {
+    fmt::print(stderr, "gpuplan: error: no command given; run 'gpuplan --help' for the list\n");
+    return kExitUsage;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_usage();
+    return kExitOk;
+  }
+  if (name == "--version") {
+    fmt::print("gpuplan {}\n", GPUPLAN_VERSION);
+    return kExitOk;
+  }
+  std::vector<std::string> names;
+  for (const Command& c : kCommands) {
+    if (name == c.name) {
+      std::vector<std::string> args = {fmt::format("gpuplan {}", c.name)};
+      args.insert(args.end(), argv + 2, argv + argc);
+      return c.run(args);
+    }
+    names.emplace_back(c.name);
+  }
+  fmt::print(stderr, "gpuplan: error: unknown command '{}'; {}\n", name,
+             suggestion_hint(name, names));
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace gpuplan::cli
+
+int main(int argc, char** argv) {
+  try {
+    return gpuplan::cli::run(argc, argv);
+  } catch (const std::exception& e) {
+    // A last resort: the library reports bad input as Errors, so reaching here is a bug.
+    std::fprintf(stderr, "gpuplan: internal error: %s\n", e.what());
+    return gpuplan::cli::kExitError;
+  }
+}

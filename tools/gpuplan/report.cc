@@ -1,0 +1,73 @@
+#include "report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace gpuplan::cli {
+
+std::string gib(Bytes b) { return fmt::format("{:.1f} GiB", b / GiB(1)); }
+
+std::string gb(Bytes b) { return fmt::format("{:.1f} GB", b / GB(1)); }
+
+std::string grouped(int64_t n) {
+  std::string digits = fmt::format("{}", n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      out += ',';
+    }
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string billions(double n) {
+  const double b = n / 1e9;
+  return b >= 100 ? fmt::format("{:.1f} B", b) : fmt::format("{:.2f} B", b);
+}
+
+Table::Table(std::vector<std::string> header, std::vector<bool> right) : right_(std::move(right)) {
+  right_.resize(header.size(), false);
+  rows_.push_back(std::move(header));
+}
+
+void Table::add(std::vector<std::string> row) {
+  row.resize(rows_.front().size());
+  rows_.push_back(std::move(row));
+}
+
+std::string Table::str(const std::string& indent) const {
+  std::vector<size_t> width(rows_.front().size(), 0);
+  for (const auto& row : rows_) {
+    for (size_t c = 0; c < row.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  std::string out;
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    std::string line = indent;
+    for (size_t c = 0; c < width.size(); ++c) {
+      const std::string& cell = rows_[r][c];
+      const std::string pad(width[c] - cell.size(), ' ');
+      line += right_[c] ? pad + cell : cell + (c + 1 < width.size() ? pad : "");
+      if (c + 1 < width.size()) {
+        line += "  ";
+      }
+    }
+    while (!line.empty() && line.back() == ' ') {
+      line.pop_back();
+    }
+    out += line + "\n";
+    if (r == 0) {
+      size_t total = 0;
+      for (size_t w : width) {
+        total += w;
+      }
+      out += indent + std::string(total + 2 * (width.size() - 1), '-') + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuplan::cli

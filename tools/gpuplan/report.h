@@ -1,0 +1,38 @@
+// Text formatting shared by the subcommands: sizes with their units, counts with thousands
+// separators, and a plain aligned table. JSON goes through gpuplan::JsonWriter instead.
+#ifndef GPUPLAN_TOOLS_REPORT_H_
+#define GPUPLAN_TOOLS_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "gpuplan/units.h"
+
+namespace gpuplan::cli {
+
+// "131.4 GiB".
+std::string gib(Bytes b);
+// "141.1 GB".
+std::string gb(Bytes b);
+// "70,553,706,496".
+std::string grouped(int64_t n);
+// "70.55 B" / "405.9 B" / "8.03 B" parameters.
+std::string billions(double n);
+
+// A table of text cells; the first row is the header. Columns are left-aligned unless listed
+// in `right` (numbers).
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header, std::vector<bool> right = {});
+  void add(std::vector<std::string> row);
+  // The table with two spaces between columns and a rule under the header.
+  std::string str(const std::string& indent = "") const;
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+  std::vector<bool> right_;
+};
+
+}  // namespace gpuplan::cli
+
+#endif  // GPUPLAN_TOOLS_REPORT_H_
