@@ -249,7 +249,8 @@ Bytes layer_activation_bytes(const Model& m, const MemoryJob& job) {
   const double outside = 10.0 * h;
   const double mlp = (m.gated_mlp ? 6.0 : 4.0) * width;  // first-layer output(s) + activation
   const double inside = 2.0 * q + 4.0 * kv + 2.0 * q + mlp;
-  const double scores = job.recompute == Recompute::kSelective
+  // Selective recompute drops the scores (Korthikanti sec. 4.2); fused kernels never keep them.
+  const double scores = job.recompute == Recompute::kSelective || job.flash_attention
                             ? 0.0
                             : 5.0 * static_cast<double>(m.heads * job.seq);
   const double per_token = l.sequence_parallel ? (outside + inside + scores) / t

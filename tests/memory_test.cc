@@ -31,6 +31,7 @@ MemoryJob megatron_job(int64_t tp, int64_t pp, int64_t micro_batch, Recompute r,
   job.layout.tp = tp;
   job.layout.pp = pp;
   job.layout.sequence_parallel = sp;
+  job.flash_attention = false;  // 2022 Megatron stored the attention scores
   return job;
 }
 
@@ -87,6 +88,20 @@ TEST(TrainingState, ZeroStagesShardOverDataParallel) {
     EXPECT_DOUBLE_EQ(z.gradients.si(), zero >= 2 ? z0.gradients.si() / 8 : z0.gradients.si());
     EXPECT_DOUBLE_EQ(z.weights.si(), zero >= 3 ? z0.weights.si() / 8 : z0.weights.si());
   }
+}
+
+TEST(Activations, FusedAttentionKeepsNoScores) {
+  // With FlashAttention the 5 a s score term is gone, as with selective recompute.
+  const Model m = gpt(6144, 48, 64);
+  MemoryJob job = megatron_job(8, 1, 4, Recompute::kNone, true);
+  const Bytes eager = layer_activation_bytes(m, job);
+  job.flash_attention = true;
+  const Bytes fused = layer_activation_bytes(m, job);
+  job.flash_attention = false;
+  job.recompute = Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(fused.si(), layer_activation_bytes(m, job).si());
+  // The dropped term: 5 a s per token / t (SP) = 5 * 64 * 2048 / 8 bytes x 8192 tokens.
+  EXPECT_DOUBLE_EQ(eager.si() - fused.si(), 5.0 * 64 * 2048 / 8 * 8192);
 }
 
 TEST(StageLayers, TakesUnevenLayersFromTheOuterStages) {

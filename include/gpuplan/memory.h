@@ -72,6 +72,9 @@ struct MemoryJob {
   int64_t context = 4096;    // inference: tokens per sequence (prompt + output)
   int64_t lora_rank = 16;
   LoraTargets lora_targets = LoraTargets::kAllLinear;
+  // Fused attention (FlashAttention, PyTorch SDPA) never stores the s x s score matrices;
+  // the eager kernels of 2021-22 Megatron did (the 5 a s term of Korthikanti et al.).
+  bool flash_attention = true;
 };
 
 // Memory of one GPU, by what it holds.

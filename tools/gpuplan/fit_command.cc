@@ -25,6 +25,7 @@ struct FitFlags {
   std::string optimizer = "adam";
   std::string recompute = "none";
   std::string lora_targets = "all-linear";
+  std::string attention = "flash";
   int64_t seq = 0;
   int64_t micro_batch = 1;
   int64_t batch = 1;
@@ -68,6 +69,11 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model) {
     if (!kv) return flagged("--kv-precision", kv.error());
     job.kv_precision = *kv;
   }
+  if (f.attention != "flash" && f.attention != "eager") {
+    return fail("--attention", fmt::format("unknown kernel '{}'", f.attention),
+                "expected 'flash' (fused, no score matrices kept) or 'eager'");
+  }
+  job.flash_attention = f.attention == "flash";
   if (f.lora_targets == "attention") {
     job.lora_targets = LoraTargets::kAttention;
   } else if (f.lora_targets != "all-linear") {
@@ -424,6 +430,7 @@ int run_fit(const std::vector<std::string>& args) {
   app.add_option("--kv-precision", f.kv_precision, "inference KV cache format (default bf16)");
   app.add_option("--lora-rank", f.lora_rank, "LoRA/QLoRA adapter rank (default 16)");
   app.add_option("--lora-targets", f.lora_targets, "attention | all-linear (default all-linear)");
+  app.add_option("--attention", f.attention, "flash | eager: whether attention scores are kept (default flash)");
   app.add_option("--max-gpus", f.max_gpus, "largest GPU count the search tries (default 16384)");
   app.add_flag("--json", f.json, "print JSON instead of text");
   app.add_option("--data", f.data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
