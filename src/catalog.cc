@@ -1,9 +1,9 @@
 #include "gpuplan/catalog.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "gpuplan/model_loader.h"
 #include "gpuplan/suggest.h"
@@ -49,8 +49,8 @@ template <class T>
 Result<bool> check_unique(const std::vector<T>& items) {
   for (size_t i = 1; i < items.size(); ++i) {
     if (items[i].id == items[i - 1].id) {
-      return fail(items[i].file, fmt::format("id '{}' is also used by {}", items[i].id,
-                                             items[i - 1].file),
+      return fail(items[i].file,
+                  fmt::format("id '{}' is also used by {}", items[i].id, items[i - 1].file),
                   "ids must be unique");
     }
   }
@@ -112,16 +112,18 @@ Result<Catalog> Catalog::load(const std::string& data_dir) {
   GPUPLAN_ASSIGN_OR_RETURN(c.gpus_, load_all<Gpu>(root / "gpus", ".toml", detail::load_gpu));
   GPUPLAN_ASSIGN_OR_RETURN(c.fabrics_,
                            load_all<Fabric>(root / "fabrics", ".toml", detail::load_fabric));
-  GPUPLAN_ASSIGN_OR_RETURN(c.offers_, load_all<Offer>(root / "offers", ".toml", detail::load_offer));
-  GPUPLAN_ASSIGN_OR_RETURN(c.models_,
-                           load_all<Model>(root / "models", ".json", load_model_config));
+  GPUPLAN_ASSIGN_OR_RETURN(c.offers_,
+                           load_all<Offer>(root / "offers", ".toml", detail::load_offer));
+  GPUPLAN_ASSIGN_OR_RETURN(c.models_, load_all<Model>(root / "models", ".json", load_model_config));
   GPUPLAN_ASSIGN_OR_RETURN(c.memory_params_,
                            detail::load_memory_params((root / "params" / "memory.toml").string()));
   GPUPLAN_RETURN_IF_ERROR(check_references(c));
   return c;
 }
 
-Result<const Gpu*> Catalog::gpu(std::string_view id) const { return find_by_id(gpus_, id, "gpu"); }
+Result<const Gpu*> Catalog::gpu(std::string_view id) const {
+  return find_by_id(gpus_, id, "gpu");
+}
 
 Result<const Fabric*> Catalog::fabric(std::string_view id) const {
   return find_by_id(fabrics_, id, "fabric");

@@ -29,7 +29,8 @@ Result<Fabric> load_fabric(const std::string& path) {
   GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("latency", Dimension::kSeconds));
   f.latency = Seconds(v);
   std::optional<double> busbw;
-  GPUPLAN_ASSIGN_OR_RETURN(busbw, r.optional_quantity("measured_busbw", Dimension::kBytesPerSecond));
+  GPUPLAN_ASSIGN_OR_RETURN(busbw,
+                           r.optional_quantity("measured_busbw", Dimension::kBytesPerSecond));
   std::optional<std::string> note;
   GPUPLAN_ASSIGN_OR_RETURN(note, r.optional_text("measured_note"));
   if (busbw) {

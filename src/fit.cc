@@ -1,14 +1,16 @@
 #include "gpuplan/fit.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace gpuplan {
 namespace {
 
-std::string gib(Bytes b) { return fmt::format("{:.1f} GiB", b.si() / GiB(1).si()); }
+std::string gib(Bytes b) {
+  return fmt::format("{:.1f} GiB", b.si() / GiB(1).si());
+}
 
 // The (pp, tp) pairs with pp * tp dividing n, tp <= max_tp, in increasing pp then tp.
 std::vector<std::pair<int64_t, int64_t>> stage_and_tensor_sizes(int64_t n, int64_t max_tp) {
@@ -64,9 +66,9 @@ SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gp
                          const MemoryParams& params, const FitSearch& search) {
   SmallestFit best;
   const bool training = is_training(job.task);
-  const std::vector<int64_t> zero_options =
-      training && search.vary_zero ? std::vector<int64_t>{0, 1, 2, 3}
-                                   : std::vector<int64_t>{job.layout.zero};
+  const std::vector<int64_t> zero_options = training && search.vary_zero
+                                                ? std::vector<int64_t>{0, 1, 2, 3}
+                                                : std::vector<int64_t>{job.layout.zero};
   const std::vector<Recompute> recompute_options =
       training && search.vary_recompute
           ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
@@ -110,9 +112,9 @@ SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gp
       }
     }
   }
-  best.reason = fmt::format(
-      "no layout of up to {} x {} fits: the lightest GPU still needs {} ({} usable)",
-      search.max_gpus, gpu.id, gib(least_required), gib(gpu.memory_usable));
+  best.reason =
+      fmt::format("no layout of up to {} x {} fits: the lightest GPU still needs {} ({} usable)",
+                  search.max_gpus, gpu.id, gib(least_required), gib(gpu.memory_usable));
   return best;
 }
 

@@ -12,9 +12,9 @@ Result<toml::table> open_catalog_file(const std::string& path) {
     return fail(path, "missing key 'schema'", "every catalog file starts with 'schema = 1'");
   }
   if (schema->value<int64_t>() != 1) {
-    return fail(fmt::format("{}:{}:{}", path, schema->source().begin.line,
-                            schema->source().begin.column),
-                "unsupported schema", "this gpuplan reads 'schema = 1'");
+    return fail(
+        fmt::format("{}:{}:{}", path, schema->source().begin.line, schema->source().begin.column),
+        "unsupported schema", "this gpuplan reads 'schema = 1'");
   }
   return table;
 }
@@ -69,8 +69,8 @@ Result<Gpu> load_gpu(const std::string& path) {
   for (int i = 0; i < kPrecisionCount; ++i) {
     const auto p = static_cast<Precision>(i);
     std::optional<double> rate;
-    GPUPLAN_ASSIGN_OR_RETURN(rate, peak->optional_quantity(std::string(precision_name(p)),
-                                                           Dimension::kFlopsPerSecond));
+    GPUPLAN_ASSIGN_OR_RETURN(
+        rate, peak->optional_quantity(std::string(precision_name(p)), Dimension::kFlopsPerSecond));
     if (rate) {
       g.peak[static_cast<size_t>(i)] = FlopsPerSecond(*rate);
       any = true;

@@ -1,8 +1,8 @@
 #include "gpuplan/json_writer.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "gpuplan/result.h"
 

@@ -1,8 +1,8 @@
 #include "gpuplan/memory.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace gpuplan {
 namespace {
@@ -83,10 +83,10 @@ double lora_per_layer(const Model& m, const MemoryJob& job) {
   const double kv = static_cast<double>(m.kv_heads * m.head_dim);
   double n = r * ((h + q) * 2 + (h + kv) * 2);  // q, o, k, v
   if (job.lora_targets == LoraTargets::kAllLinear) {
-    const double width = static_cast<double>(m.is_moe() ? m.moe.expert_intermediate
-                                                        : m.intermediate);
-    const double experts = m.is_moe() ? static_cast<double>(m.moe.experts + m.moe.shared_experts)
-                                      : 1.0;
+    const double width =
+        static_cast<double>(m.is_moe() ? m.moe.expert_intermediate : m.intermediate);
+    const double experts =
+        m.is_moe() ? static_cast<double>(m.moe.experts + m.moe.shared_experts) : 1.0;
     n += experts * r * (h + width) * (m.gated_mlp ? 3 : 2);
   }
   return n;
@@ -151,14 +151,13 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
                        kv_bytes_per_token_per_gpu(m, job, count));
     // Transient working set of one forward pass over a chunk of tokens: hidden states, the MLP
     // intermediate, and fp32 logits of the sequences being sampled.
-    const double chunk = static_cast<double>(std::min(params.inference_chunk_tokens,
-                                                      job.batch * job.context));
-    const double width = static_cast<double>(m.is_moe() ? m.moe.expert_intermediate *
-                                                              m.moe.experts_per_token
-                                                        : m.intermediate);
-    b.activations = Bytes(chunk * (4.0 * static_cast<double>(m.hidden) + 3.0 * width / tp) *
-                              kActivationBytes +
-                          (last_stage ? static_cast<double>(job.batch * m.vocab) / tp * 4.0 : 0));
+    const double chunk =
+        static_cast<double>(std::min(params.inference_chunk_tokens, job.batch * job.context));
+    const double width = static_cast<double>(
+        m.is_moe() ? m.moe.expert_intermediate * m.moe.experts_per_token : m.intermediate);
+    b.activations =
+        Bytes(chunk * (4.0 * static_cast<double>(m.hidden) + 3.0 * width / tp) * kActivationBytes +
+              (last_stage ? static_cast<double>(job.batch * m.vocab) / tp * 4.0 : 0));
     return b;
   }
 
@@ -253,8 +252,8 @@ Bytes layer_activation_bytes(const Model& m, const MemoryJob& job) {
   const double scores = job.recompute == Recompute::kSelective || job.flash_attention
                             ? 0.0
                             : 5.0 * static_cast<double>(m.heads * job.seq);
-  const double per_token = l.sequence_parallel ? (outside + inside + scores) / t
-                                               : outside + (inside + scores) / t;
+  const double per_token =
+      l.sequence_parallel ? (outside + inside + scores) / t : outside + (inside + scores) / t;
   return Bytes(tokens * per_token);
 }
 
@@ -266,8 +265,8 @@ double kv_bytes_per_token_per_gpu(const Model& m, const MemoryJob& job, int64_t 
     return layers * static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * bytes;
   }
   // With tp > kv_heads each rank still holds one whole KV head (replicated).
-  const double heads = std::max(1.0, static_cast<double>(m.kv_heads) /
-                                         static_cast<double>(job.layout.tp));
+  const double heads =
+      std::max(1.0, static_cast<double>(m.kv_heads) / static_cast<double>(job.layout.tp));
   return 2.0 * layers * heads * static_cast<double>(m.head_dim) * bytes;
 }
 
@@ -325,10 +324,9 @@ std::vector<MemoryBreakdown> memory_per_stage(const Model& m, const MemoryJob& j
 MemoryBreakdown memory_per_gpu(const Model& m, const MemoryJob& job, const MemoryParams& params) {
   const std::vector<MemoryBreakdown> stages = memory_per_stage(m, job, params);
   // The heaviest stage; the earliest wins a tie.
-  return *std::max_element(stages.begin(), stages.end(),
-                           [](const MemoryBreakdown& a, const MemoryBreakdown& b) {
-                             return a.total() < b.total();
-                           });
+  return *std::max_element(
+      stages.begin(), stages.end(),
+      [](const MemoryBreakdown& a, const MemoryBreakdown& b) { return a.total() < b.total(); });
 }
 
 }  // namespace gpuplan

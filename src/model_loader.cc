@@ -1,12 +1,12 @@
 #include "gpuplan/model_loader.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "gpuplan/suggest.h"
 
@@ -63,7 +63,8 @@ class ConfigReader {
     }
     const Json& v = obj_[key];
     if (!v.is_number() || v.get<double>() <= 0) {
-      return fail(locate(text_, where_, key), fmt::format("key '{}' must be a positive number", key),
+      return fail(locate(text_, where_, key),
+                  fmt::format("key '{}' must be a positive number", key),
                   fmt::format("found {}", v.dump()));
     }
     return v.get<double>();
@@ -280,15 +281,17 @@ Result<Model> read_falcon(const ConfigReader& r, Model m) {
 Result<Model> check_shape(Model m, const std::string& where) {
   if (m.head_dim == 0) {
     if (m.hidden % m.heads != 0) {
-      return fail(where, fmt::format("hidden size {} is not a multiple of {} attention heads",
-                                     m.hidden, m.heads),
-                  "give 'head_dim' explicitly if the model uses a different head size");
+      return fail(
+          where,
+          fmt::format("hidden size {} is not a multiple of {} attention heads", m.hidden, m.heads),
+          "give 'head_dim' explicitly if the model uses a different head size");
     }
     m.head_dim = m.hidden / m.heads;
   }
   if (m.heads % m.kv_heads != 0) {
-    return fail(where, fmt::format("{} attention heads are not a multiple of {} key/value heads",
-                                   m.heads, m.kv_heads),
+    return fail(where,
+                fmt::format("{} attention heads are not a multiple of {} key/value heads", m.heads,
+                            m.kv_heads),
                 "grouped-query attention needs heads divisible by num_key_value_heads");
   }
   if (m.is_moe() && (m.moe.experts_per_token > m.moe.experts || m.moe.dense_layers > m.layers)) {
@@ -303,9 +306,9 @@ Result<Model> check_shape(Model m, const std::string& where) {
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> kTypes = {
-      "gpt2",  "llama",    "mistral", "mixtral", "qwen2", "gemma2",
-      "gpt_neox", "bloom", "mpt",     "falcon",  "gptj",  "deepseek_v3"};
+  static const std::vector<std::string> kTypes = {"gpt2",  "llama",  "mistral",  "mixtral",
+                                                  "qwen2", "gemma2", "gpt_neox", "bloom",
+                                                  "mpt",   "falcon", "gptj",     "deepseek_v3"};
   return kTypes;
 }
 
@@ -316,8 +319,8 @@ Result<Model> parse_model_config(std::string_view json_text, const std::string& 
     obj = Json::parse(json_text);
   } catch (const Json::parse_error& e) {
     const size_t at = std::min(e.byte, json_text.size());
-    const size_t line = 1 + static_cast<size_t>(std::count(json_text.begin(),
-                                                           json_text.begin() + at, '\n'));
+    const size_t line =
+        1 + static_cast<size_t>(std::count(json_text.begin(), json_text.begin() + at, '\n'));
     return fail(fmt::format("{}:{}", where, line), "not valid JSON",
                 "a config.json is one JSON object");
   }
@@ -334,12 +337,18 @@ Result<Model> parse_model_config(std::string_view json_text, const std::string& 
   m.model_type = obj["model_type"].get<std::string>();
   Result<Model> read = [&]() -> Result<Model> {
     const std::string& t = m.model_type;
-    if (t == "gpt2") return read_gpt2(r, m);
-    if (t == "gptj") return read_gptj(r, m);
-    if (t == "gpt_neox") return read_gpt_neox(r, m);
-    if (t == "bloom") return read_bloom(r, m);
-    if (t == "mpt") return read_mpt(r, m);
-    if (t == "falcon") return read_falcon(r, m);
+    if (t == "gpt2")
+      return read_gpt2(r, m);
+    if (t == "gptj")
+      return read_gptj(r, m);
+    if (t == "gpt_neox")
+      return read_gpt_neox(r, m);
+    if (t == "bloom")
+      return read_bloom(r, m);
+    if (t == "mpt")
+      return read_mpt(r, m);
+    if (t == "falcon")
+      return read_falcon(r, m);
     if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "gemma2" ||
         t == "deepseek_v3") {
       return read_llama_like(r, m);

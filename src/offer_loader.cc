@@ -1,8 +1,8 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-
-#include <fmt/format.h>
 
 #include "loaders.h"
 
@@ -23,8 +23,9 @@ Result<Money> parse_money(std::string_view text, std::string_view per) {
   }
   const size_t slash = rest.find('/');
   const std::string_view currency = rest.substr(0, slash);
-  const bool currency_ok = currency.size() == 3 && std::all_of(currency.begin(), currency.end(),
-                                                              [](char c) { return c >= 'A' && c <= 'Z'; });
+  const bool currency_ok =
+      currency.size() == 3 &&
+      std::all_of(currency.begin(), currency.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
   if (slash == std::string_view::npos || !currency_ok || rest.substr(slash + 1) != per) {
     return fail("", fmt::format("'{}' is not a price per {}", text, per),
                 "write a currency code and the unit, e.g. " + example);
@@ -67,7 +68,8 @@ Result<Offer> load_offer(const std::string& path) {
   std::optional<int64_t> nics;
   GPUPLAN_ASSIGN_OR_RETURN(nics, r.optional_integer("nics_per_node", 1, 64));
   if (o.max_nodes > 1 && (!scale_out || !nics)) {
-    return fail(r.where("max_nodes"), "an offer of several nodes needs 'scale_out' and 'nics_per_node'",
+    return fail(r.where("max_nodes"),
+                "an offer of several nodes needs 'scale_out' and 'nics_per_node'",
                 "name the network fabric between nodes and how many NICs each node has");
   }
   o.scale_out = scale_out.value_or("");
@@ -75,7 +77,8 @@ Result<Offer> load_offer(const std::string& path) {
   std::vector<TomlReader> sites;
   GPUPLAN_ASSIGN_OR_RETURN(sites, r.table_list("sites"));
   if (sites.empty()) {
-    return fail(r.where("sites"), "an offer needs at least one site", "[[sites]] id = ... country = ...");
+    return fail(r.where("sites"), "an offer needs at least one site",
+                "[[sites]] id = ... country = ...");
   }
   for (TomlReader& s : sites) {
     Site site;
@@ -84,7 +87,8 @@ Result<Offer> load_offer(const std::string& path) {
     GPUPLAN_ASSIGN_OR_RETURN(site.location, s.text("location"));
     if (site.country.size() != 2 || !std::isupper(static_cast<unsigned char>(site.country[0])) ||
         !std::isupper(static_cast<unsigned char>(site.country[1]))) {
-      return fail(s.where("country"), fmt::format("country '{}' is not a country code", site.country),
+      return fail(s.where("country"),
+                  fmt::format("country '{}' is not a country code", site.country),
                   "use the ISO 3166 two-letter code, e.g. 'BR' or 'US'");
     }
     GPUPLAN_RETURN_IF_ERROR(s.finish());

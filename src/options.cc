@@ -1,8 +1,8 @@
 // Names of the enumerations in output and their parsers for input.
+#include <fmt/format.h>
+
 #include <array>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "gpuplan/hardware.h"
 #include "gpuplan/memory.h"
@@ -72,7 +72,9 @@ constexpr std::array kFabricKinds = {
 
 }  // namespace
 
-std::string_view precision_name(Precision p) { return name_of(kPrecisions, p); }
+std::string_view precision_name(Precision p) {
+  return name_of(kPrecisions, p);
+}
 Result<Precision> parse_precision(std::string_view name) {
   return parse_from(kPrecisions, name, "precision");
 }
@@ -93,15 +95,25 @@ double precision_bytes(Precision p) {
   return 0.0;
 }
 
-std::string_view fabric_kind_name(FabricKind k) { return name_of(kFabricKinds, k); }
+std::string_view fabric_kind_name(FabricKind k) {
+  return name_of(kFabricKinds, k);
+}
 Result<FabricKind> parse_fabric_kind(std::string_view name) {
   return parse_from(kFabricKinds, name, "fabric kind");
 }
 
-std::string_view task_name(Task t) { return name_of(kTasks, t); }
-std::string_view optimizer_name(Optimizer o) { return name_of(kOptimizers, o); }
-std::string_view recompute_name(Recompute r) { return name_of(kRecomputes, r); }
-Result<Task> parse_task(std::string_view name) { return parse_from(kTasks, name, "task"); }
+std::string_view task_name(Task t) {
+  return name_of(kTasks, t);
+}
+std::string_view optimizer_name(Optimizer o) {
+  return name_of(kOptimizers, o);
+}
+std::string_view recompute_name(Recompute r) {
+  return name_of(kRecomputes, r);
+}
+Result<Task> parse_task(std::string_view name) {
+  return parse_from(kTasks, name, "task");
+}
 Result<Optimizer> parse_optimizer(std::string_view name) {
   return parse_from(kOptimizers, name, "optimizer");
 }

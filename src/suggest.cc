@@ -1,9 +1,9 @@
 #include "gpuplan/suggest.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
-
-#include <fmt/format.h>
 
 namespace gpuplan {
 namespace {

@@ -22,10 +22,10 @@ Result<toml::table> parse_toml_file(const std::string& path) {
     return toml::parse_file(path);
   } catch (const toml::parse_error& e) {
     const toml::source_region& r = e.source();
-    const std::string where = r.begin.line == 0 && e.description().find("File could not") !=
-                                                       std::string_view::npos
-                                  ? path
-                                  : location(path, r);
+    const std::string where =
+        r.begin.line == 0 && e.description().find("File could not") != std::string_view::npos
+            ? path
+            : location(path, r);
     return fail(where, std::string(e.description()), "see https://toml.io for the syntax");
   }
 }
@@ -126,8 +126,8 @@ Result<std::optional<double>> TomlReader::optional_quantity(const std::string& k
     return std::optional<double>();
   }
   if (n->is_number()) {
-    return fail(where(key), fmt::format("key '{}' = {} has no unit", path(key),
-                                        n->value<double>().value_or(0)),
+    return fail(where(key),
+                fmt::format("key '{}' = {} has no unit", path(key), n->value<double>().value_or(0)),
                 fmt::format("write {} as a string with its unit, e.g. '{} = \"{} GB\"'",
                             dimension_name(dimension), key, n->value<double>().value_or(0)));
   }
@@ -136,8 +136,7 @@ Result<std::optional<double>> TomlReader::optional_quantity(const std::string& k
   }
   Result<double> v = parse_quantity(*n->value<std::string_view>(), dimension);
   if (!v) {
-    return fail(where(key), fmt::format("key '{}': {}", path(key), v.error().what),
-                v.error().hint);
+    return fail(where(key), fmt::format("key '{}': {}", path(key), v.error().what), v.error().hint);
   }
   return std::optional<double>(*v);
 }
@@ -146,8 +145,8 @@ Result<double> TomlReader::quantity(const std::string& key, Dimension dimension)
   std::optional<double> v;
   GPUPLAN_ASSIGN_OR_RETURN(v, optional_quantity(key, dimension));
   if (!v) {
-    return std::unexpected(
-        missing(key, fmt::format("every entry must give {} with its unit", dimension_name(dimension))));
+    return std::unexpected(missing(
+        key, fmt::format("every entry must give {} with its unit", dimension_name(dimension))));
   }
   return *v;
 }

@@ -7,12 +7,12 @@
 #ifndef GPUPLAN_SRC_TOML_READER_H_
 #define GPUPLAN_SRC_TOML_READER_H_
 
+#include <toml++/toml.h>
+
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <toml++/toml.h>
 
 #include "gpuplan/result.h"
 #include "gpuplan/units.h"
@@ -30,8 +30,7 @@ class TomlReader {
   Result<std::string> text(const std::string& key);
   Result<std::optional<std::string>> optional_text(const std::string& key);
   Result<int64_t> integer(const std::string& key, int64_t min, int64_t max);
-  Result<std::optional<int64_t>> optional_integer(const std::string& key, int64_t min,
-                                                  int64_t max);
+  Result<std::optional<int64_t>> optional_integer(const std::string& key, int64_t min, int64_t max);
   // A quantity written as a string with its unit, e.g. "141 GB".
   Result<double> quantity(const std::string& key, Dimension dimension);
   Result<std::optional<double>> optional_quantity(const std::string& key, Dimension dimension);

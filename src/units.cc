@@ -1,13 +1,13 @@
 #include "gpuplan/units.h"
 
-#include <array>
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 #include "gpuplan/suggest.h"
 
@@ -124,9 +124,9 @@ Result<double> parse_quantity(std::string_view text, Dimension dimension) {
   double value = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc() || s.empty()) {
-    return fail("", fmt::format("'{}' is not a number with a unit", text),
-                fmt::format("write {} as e.g. {}", dimension_name(dimension),
-                            example_for(dimension)));
+    return fail(
+        "", fmt::format("'{}' is not a number with a unit", text),
+        fmt::format("write {} as e.g. {}", dimension_name(dimension), example_for(dimension)));
   }
   const std::string_view unit = trim(std::string_view(end, s.data() + s.size() - end));
   if (unit.empty()) {
@@ -139,8 +139,9 @@ Result<double> parse_quantity(std::string_view text, Dimension dimension) {
       continue;
     }
     if (u.dimension != dimension) {
-      return fail("", fmt::format("'{}' is {}, expected {}", text, dimension_name(u.dimension),
-                                  dimension_name(dimension)),
+      return fail("",
+                  fmt::format("'{}' is {}, expected {}", text, dimension_name(u.dimension),
+                              dimension_name(dimension)),
                   fmt::format("e.g. {}", example_for(dimension)));
     }
     if (value < 0) {

@@ -14,20 +14,19 @@ std::string fixture(const std::string& name) {
 TEST(Catalog, LoadsTheBuiltInDataWithTheIdsScriptsUse) {
   Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
   ASSERT_TRUE(c.has_value()) << c.error().message();
-  for (const char* id : {"h200-sxm", "h200-nvl", "h100-sxm", "h100-pcie", "a100-sxm-40gb",
-                         "a100-sxm-80gb", "a100-pcie-80gb", "l4", "l40s", "t4", "t10", "b200",
-                         "mi300x"}) {
+  for (const char* id :
+       {"h200-sxm", "h200-nvl", "h100-sxm", "h100-pcie", "a100-sxm-40gb", "a100-sxm-80gb",
+        "a100-pcie-80gb", "l4", "l40s", "t4", "t10", "b200", "mi300x"}) {
     EXPECT_TRUE(c->gpu(id).has_value()) << id;
   }
-  for (const char* id : {"nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5",
-                         "ib-hdr-200g", "ib-ndr-400g", "roce-200g", "roce-400g", "opa-100g",
-                         "ethernet-100g"}) {
+  for (const char* id : {"nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5", "ib-hdr-200g",
+                         "ib-ndr-400g", "roce-200g", "roce-400g", "opa-100g", "ethernet-100g"}) {
     EXPECT_TRUE(c->fabric(id).has_value()) << id;
   }
-  for (const char* id : {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-2-7b",
-                         "llama-2-13b", "llama-2-70b", "mistral-7b", "mixtral-8x7b",
-                         "mixtral-8x22b", "qwen2.5-7b", "qwen2.5-72b", "gemma-2-27b",
-                         "falcon-180b", "bloom-176b", "gpt3-175b", "deepseek-v3"}) {
+  for (const char* id :
+       {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-2-7b", "llama-2-13b",
+        "llama-2-70b", "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-7b", "qwen2.5-72b",
+        "gemma-2-27b", "falcon-180b", "bloom-176b", "gpt3-175b", "deepseek-v3"}) {
     EXPECT_TRUE(c->model(id).has_value()) << id;
   }
   for (const char* id : {"eveo-hgx-8xh200", "eveo-h200", "eveo-l4", "eveo-2xt10"}) {
@@ -80,7 +79,8 @@ TEST(GpuLoader, ErrorsNameFileLineKeyAndHint) {
       {"missing-source.toml",
        "missing-source.toml:1:1: missing key 'source'; every entry must give it"},
       {"peak-typo.toml", "peak-typo.toml:15:1: unknown key 'peak.bf61'; did you mean 'bf16'?"},
-      {"wrong-schema.toml", "wrong-schema.toml:1:10: unsupported schema; this gpuplan reads 'schema = 1'"},
+      {"wrong-schema.toml",
+       "wrong-schema.toml:1:10: unsupported schema; this gpuplan reads 'schema = 1'"},
   };
   for (const Case& c : cases) {
     Result<Gpu> g = detail::load_gpu(fixture(c.file));

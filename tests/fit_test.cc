@@ -32,8 +32,8 @@ TEST_F(FitTest, Llama70bWeightsFillAnH200) {
   EXPECT_DOUBLE_EQ(r.verdict.usable.si(), 143771.0 * 1048576);
   ASSERT_TRUE(r.kv.has_value());
   // The KV room is what the weights, the working set and the runtime leave; 320 KiB a token.
-  const double room = r.verdict.usable.si() - r.memory.weights.si() -
-                      r.memory.activations.si() - r.memory.overhead.si();
+  const double room = r.verdict.usable.si() - r.memory.weights.si() - r.memory.activations.si() -
+                      r.memory.overhead.si();
   EXPECT_DOUBLE_EQ(r.kv->budget.si(), room);
   EXPECT_EQ(r.kv->tokens, static_cast<int64_t>(room / 327'680));
   EXPECT_TRUE(r.verdict.fits);  // a 4,096-token context fits in that room
@@ -84,8 +84,8 @@ TEST_F(FitTest, SearchReportsWhyNothingFits) {
   job.micro_batch = 4096;
   FitSearch search;
   search.max_gpus = 64;
-  const SmallestFit s = smallest_fit(model_, job, **catalog_->gpu("l4"),
-                                     catalog_->memory_params(), search);
+  const SmallestFit s =
+      smallest_fit(model_, job, **catalog_->gpu("l4"), catalog_->memory_params(), search);
   EXPECT_FALSE(s.found);
   EXPECT_NE(s.reason.find("no layout of up to 64 x l4 fits"), std::string::npos) << s.reason;
 }

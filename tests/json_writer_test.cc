@@ -7,9 +7,22 @@ namespace {
 
 TEST(JsonWriter, WritesNestedDocumentsInOrder) {
   JsonWriter w;
-  w.begin_object().field("fits", false).field("weights_bytes", 141.5e9).key("layout")
-      .begin_object().field("tp", 8).end_object().key("ids").begin_array().value("a\"b")
-      .value(int64_t{3}).end_array().key("empty").begin_array().end_array().end_object();
+  w.begin_object()
+      .field("fits", false)
+      .field("weights_bytes", 141.5e9)
+      .key("layout")
+      .begin_object()
+      .field("tp", 8)
+      .end_object()
+      .key("ids")
+      .begin_array()
+      .value("a\"b")
+      .value(int64_t{3})
+      .end_array()
+      .key("empty")
+      .begin_array()
+      .end_array()
+      .end_object();
   EXPECT_EQ(w.str(),
             "{\n"
             "  \"fits\": false,\n"

@@ -28,11 +28,11 @@ Catalog* ModelTest::catalog_ = nullptr;
 TEST_F(ModelTest, BuiltInModelsMatchPublishedTotals) {
   // Totals as the publishers' Hugging Face model cards and safetensors indexes print them.
   const std::pair<const char*, int64_t> cases[] = {
-      {"llama-3.1-8b", 8'030'261'248},      {"llama-3.1-70b", 70'553'706'496},
-      {"llama-3.1-405b", 405'853'388'800},  {"mistral-7b", 7'241'732'096},
-      {"mixtral-8x7b", 46'702'792'704},     {"llama-2-7b", 6'738'415'616},
-      {"llama-2-13b", 13'015'864'320},      {"llama-2-70b", 68'976'648'192},
-      {"bloom-176b", 176'247'271'424},      {"qwen2.5-7b", 7'615'616'512},
+      {"llama-3.1-8b", 8'030'261'248},     {"llama-3.1-70b", 70'553'706'496},
+      {"llama-3.1-405b", 405'853'388'800}, {"mistral-7b", 7'241'732'096},
+      {"mixtral-8x7b", 46'702'792'704},    {"llama-2-7b", 6'738'415'616},
+      {"llama-2-13b", 13'015'864'320},     {"llama-2-70b", 68'976'648'192},
+      {"bloom-176b", 176'247'271'424},     {"qwen2.5-7b", 7'615'616'512},
   };
   for (const auto& [id, total] : cases) {
     EXPECT_EQ(count_parameters(model(id)).total, total) << id;

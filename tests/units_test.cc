@@ -12,8 +12,8 @@ TEST(ParseQuantity, ReadsDecimalAndBinaryPrefixes) {
     double si;
   };
   const Case cases[] = {
-      {"141 GB", Dimension::kBytes, 141e9},            // GB = 1e9 bytes
-      {"80GiB", Dimension::kBytes, 80.0 * 1073741824}, // GiB = 2^30 bytes
+      {"141 GB", Dimension::kBytes, 141e9},             // GB = 1e9 bytes
+      {"80GiB", Dimension::kBytes, 80.0 * 1073741824},  // GiB = 2^30 bytes
       {"143771 MiB", Dimension::kBytes, 143771.0 * 1048576},
       {"4.8 TB/s", Dimension::kBytesPerSecond, 4.8e12},
       {"400 Gb/s", Dimension::kBytesPerSecond, 50e9},  // bits: 400e9 / 8

@@ -19,9 +19,9 @@ namespace gpuplan {
 
 struct FitVerdict {
   bool fits = false;
-  Bytes usable;    // what the driver reports on one GPU
-  Bytes required;  // the heaviest GPU's total
-  Bytes margin;    // usable - required (negative when it does not fit)
+  Bytes usable;        // what the driver reports on one GPU
+  Bytes required;      // the heaviest GPU's total
+  Bytes margin;        // usable - required (negative when it does not fit)
   std::string reason;  // one sentence, for people
 };
 
@@ -54,9 +54,9 @@ struct FitSearch {
 struct SmallestFit {
   bool found = false;
   int64_t gpus = 0;
-  MemoryJob job;         // the job with the layout that fits
+  MemoryJob job;  // the job with the layout that fits
   FitReport report;
-  std::string reason;    // when not found: why not, for people
+  std::string reason;  // when not found: why not, for people
   int64_t layouts_evaluated = 0;
 };
 

@@ -30,24 +30,22 @@ Result<Precision> parse_precision(std::string_view name);
 double precision_bytes(Precision p);
 
 struct Gpu {
-  std::string id;      // "h200-sxm"
-  std::string name;    // "NVIDIA H200 SXM 141 GB"
-  std::string vendor;  // "nvidia", "amd"
-  Bytes memory;        // capacity as marketed (141 GB)
-  Bytes memory_usable; // capacity the driver reports to programs (nvidia-smi total)
+  std::string id;                   // "h200-sxm"
+  std::string name;                 // "NVIDIA H200 SXM 141 GB"
+  std::string vendor;               // "nvidia", "amd"
+  Bytes memory;                     // capacity as marketed (141 GB)
+  Bytes memory_usable;              // capacity the driver reports to programs (nvidia-smi total)
   BytesPerSecond memory_bandwidth;  // peak HBM/GDDR bandwidth
   // Dense (no 2:4 sparsity) tensor-core peak per precision; nullopt: not supported.
   std::array<std::optional<FlopsPerSecond>, kPrecisionCount> peak;
   Watts tdp;
   int64_t pcie_gen = 0;
-  std::string scale_up;        // fabric id of GPU-to-GPU links in its usual node
-  int64_t scale_up_domain = 1; // GPUs one scale-up domain joins (8 on HGX, 1 with PCIe only)
+  std::string scale_up;         // fabric id of GPU-to-GPU links in its usual node
+  int64_t scale_up_domain = 1;  // GPUs one scale-up domain joins (8 on HGX, 1 with PCIe only)
   std::string source;
   std::string file;
 
-  std::optional<FlopsPerSecond> peak_for(Precision p) const {
-    return peak[static_cast<size_t>(p)];
-  }
+  std::optional<FlopsPerSecond> peak_for(Precision p) const { return peak[static_cast<size_t>(p)]; }
 };
 
 enum class FabricKind { kNvlink, kPcie, kInfiniband, kRoce, kOmniPath, kEthernet, kXgmi };
@@ -56,7 +54,7 @@ std::string_view fabric_kind_name(FabricKind k);
 Result<FabricKind> parse_fabric_kind(std::string_view name);
 
 struct Fabric {
-  std::string id;    // "nvlink4", "ib-ndr-400g"
+  std::string id;  // "nvlink4", "ib-ndr-400g"
   std::string name;
   FabricKind kind = FabricKind::kNvlink;
   // Per direction: per GPU for scale-up links (NVLink, PCIe x16), per NIC for networks.
@@ -76,8 +74,8 @@ struct Fabric {
 
 // Where an offer runs: a data-centre site or cloud region and its country (ISO 3166 alpha-2).
 struct Site {
-  std::string id;       // "SP1", "us-east-1"
-  std::string country;  // "BR", "US"
+  std::string id;        // "SP1", "us-east-1"
+  std::string country;   // "BR", "US"
   std::string location;  // city or region
 };
 
@@ -88,19 +86,19 @@ struct Money {
 };
 
 struct Offer {
-  std::string id;        // "aws-p5.48xlarge"
+  std::string id;  // "aws-p5.48xlarge"
   std::string name;
   std::string provider;
-  std::string gpu;       // catalog GPU id
+  std::string gpu;  // catalog GPU id
   int64_t gpus_per_node = 1;
-  int64_t max_nodes = 1;         // how many nodes can be rented together as one cluster
-  std::string scale_up;          // fabric id inside the node
-  std::string scale_out;         // fabric id between nodes; empty for a single node
+  int64_t max_nodes = 1;  // how many nodes can be rented together as one cluster
+  std::string scale_up;   // fabric id inside the node
+  std::string scale_out;  // fabric id between nodes; empty for a single node
   int64_t nics_per_node = 0;
   std::vector<Site> sites;
   std::optional<Money> price_per_node_hour;  // nullopt: not public, the user supplies it
   std::optional<Money> egress_per_gb;
-  std::string price_date;        // when the price was read
+  std::string price_date;  // when the price was read
   std::string source;
   std::string notes;
   std::string file;

@@ -33,11 +33,13 @@ Result<Task> parse_task(std::string_view name);
 Result<Optimizer> parse_optimizer(std::string_view name);
 Result<Recompute> parse_recompute(std::string_view name);
 
-inline bool is_training(Task t) { return t != Task::kInfer; }
+inline bool is_training(Task t) {
+  return t != Task::kInfer;
+}
 
 // Physical parameters of the memory model, read from data/params/memory.toml.
 struct MemoryParams {
-  Bytes runtime_reserved;          // CUDA context, library workspaces, NCCL buffers, per GPU
+  Bytes runtime_reserved;              // CUDA context, library workspaces, NCCL buffers, per GPU
   int64_t inference_chunk_tokens = 0;  // most tokens one serving forward pass processes
 };
 
@@ -48,7 +50,7 @@ struct Parallelism {
   int64_t dp = 1;              // data parallel replicas
   int64_t virtual_stages = 1;  // interleaved pipeline chunks per stage (1: plain 1F1B)
   bool sequence_parallel = false;
-  int64_t zero = 0;            // ZeRO stage 0..3 (FSDP full shard = 3)
+  int64_t zero = 0;  // ZeRO stage 0..3 (FSDP full shard = 3)
 
   int64_t gpus() const { return tp * pp * dp; }
 };
@@ -63,13 +65,13 @@ struct MemoryJob {
   Optimizer optimizer = Optimizer::kAdam;
   Recompute recompute = Recompute::kNone;
   Parallelism layout;
-  int64_t seq = 4096;        // training: tokens per sequence
-  int64_t micro_batch = 1;   // training: sequences per micro-batch
+  int64_t seq = 4096;       // training: tokens per sequence
+  int64_t micro_batch = 1;  // training: sequences per micro-batch
   // Training: micro-batches per optimizer step per pipeline; 0 when unknown, taken as >= pp
   // (the pipeline is full, the worst case for activation memory).
   int64_t micro_batches = 0;
-  int64_t batch = 1;         // inference: sequences served at once
-  int64_t context = 4096;    // inference: tokens per sequence (prompt + output)
+  int64_t batch = 1;       // inference: sequences served at once
+  int64_t context = 4096;  // inference: tokens per sequence (prompt + output)
   int64_t lora_rank = 16;
   LoraTargets lora_targets = LoraTargets::kAllLinear;
   // Fused attention (FlashAttention, PyTorch SDPA) never stores the s x s score matrices;
@@ -84,13 +86,15 @@ struct MemoryBreakdown {
   Bytes optimizer;
   Bytes activations;
   Bytes kv_cache;
-  Bytes overhead;  // runtime reserve (CUDA context, workspaces, communication buffers)
+  Bytes overhead;            // runtime reserve (CUDA context, workspaces, communication buffers)
   int64_t stage = 0;         // the pipeline stage this GPU serves
   int64_t stage_layers = 0;  // transformer layers on that stage
   double parameters = 0;     // parameters resident on this GPU (before ZeRO-3 sharding)
   double trainable = 0;      // of which trained (LoRA: the adapters)
 
-  Bytes total() const { return weights + gradients + optimizer + activations + kv_cache + overhead; }
+  Bytes total() const {
+    return weights + gradients + optimizer + activations + kv_cache + overhead;
+  }
 };
 
 // Why a layout cannot run this model at all (tp not dividing the heads, more stages than

@@ -34,12 +34,12 @@ struct LatentAttention {
 
 // Mixture-of-experts sizes; experts == 0 means every layer is dense.
 struct MixtureOfExperts {
-  int64_t experts = 0;             // routed experts per MoE layer
-  int64_t experts_per_token = 0;   // routed experts each token visits
-  int64_t shared_experts = 0;      // experts every token visits (DeepSeek)
-  int64_t expert_intermediate = 0; // MLP width of one expert
-  int64_t dense_layers = 0;        // the first layers that stay dense (DeepSeek first_k_dense)
-  bool router_bias = false;        // per-expert score-correction bias (DeepSeek-V3)
+  int64_t experts = 0;              // routed experts per MoE layer
+  int64_t experts_per_token = 0;    // routed experts each token visits
+  int64_t shared_experts = 0;       // experts every token visits (DeepSeek)
+  int64_t expert_intermediate = 0;  // MLP width of one expert
+  int64_t dense_layers = 0;         // the first layers that stay dense (DeepSeek first_k_dense)
+  bool router_bias = false;         // per-expert score-correction bias (DeepSeek-V3)
 };
 
 struct Model {
@@ -53,17 +53,17 @@ struct Model {
   int64_t head_dim = 0;      // usually hidden / heads; Gemma 2 and some Llamas set it apart
   int64_t intermediate = 0;  // MLP width of a dense layer
   int64_t vocab = 0;
-  int64_t max_positions = 0; // longest context the model was built for (tokens)
-  bool gated_mlp = false;    // SwiGLU/GeGLU: three matrices instead of two
+  int64_t max_positions = 0;  // longest context the model was built for (tokens)
+  bool gated_mlp = false;     // SwiGLU/GeGLU: three matrices instead of two
   bool tied_embeddings = false;
   NormKind norm = NormKind::kLayerNorm;
   int64_t norms_per_layer = 2;  // 1 for GPT-J / old Falcon parallel blocks, 4 for Gemma 2
   bool embedding_norm = false;  // BLOOM normalises the embeddings
   PositionKind position = PositionKind::kRotary;
   bool qkv_bias = false;
-  bool out_bias = false;     // attention output projection bias
+  bool out_bias = false;  // attention output projection bias
   bool mlp_bias = false;
-  bool lm_head_bias = false; // GPT-J
+  bool lm_head_bias = false;  // GPT-J
   LatentAttention mla;
   MixtureOfExperts moe;
   int64_t extra_prediction_layers = 0;  // DeepSeek MTP modules: not counted in `params`
@@ -74,9 +74,9 @@ struct Model {
 
 // The parameters of one transformer layer, split by how tensor parallelism treats them.
 struct LayerParameters {
-  int64_t sharded = 0;     // matrices (and their biases) split across a TP group
-  int64_t replicated = 0;  // norms and the row-parallel biases every TP rank keeps whole
-  int64_t matmul = 0;      // weights of all matrix multiplies (quantisable in inference)
+  int64_t sharded = 0;        // matrices (and their biases) split across a TP group
+  int64_t replicated = 0;     // norms and the row-parallel biases every TP rank keeps whole
+  int64_t matmul = 0;         // weights of all matrix multiplies (quantisable in inference)
   int64_t active_matmul = 0;  // matmul weights one token actually uses (MoE: k of n experts)
 
   int64_t total() const { return sharded + replicated; }
@@ -88,13 +88,13 @@ LayerParameters layer_parameters(const Model& model, int64_t index);
 
 // Whole-model counts.
 struct ParameterCount {
-  int64_t total = 0;             // what publishers print as the model size
-  int64_t embedding = 0;         // token embedding matrix (vocab x hidden)
-  int64_t position = 0;          // learned position embeddings, 0 for rotary/ALiBi
-  int64_t lm_head = 0;           // output projection, 0 when tied to the embedding
+  int64_t total = 0;                 // what publishers print as the model size
+  int64_t embedding = 0;             // token embedding matrix (vocab x hidden)
+  int64_t position = 0;              // learned position embeddings, 0 for rotary/ALiBi
+  int64_t lm_head = 0;               // output projection, 0 when tied to the embedding
   int64_t norms_outside_layers = 0;  // final norm (+ BLOOM's embedding norm)
-  int64_t layers = 0;            // sum over all transformer layers
-  int64_t active_per_token = 0;  // parameters one token passes through (== total if dense)
+  int64_t layers = 0;                // sum over all transformer layers
+  int64_t active_per_token = 0;      // parameters one token passes through (== total if dense)
 };
 
 ParameterCount count_parameters(const Model& model);

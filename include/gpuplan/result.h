@@ -35,11 +35,11 @@ inline std::unexpected<Error> fail(std::string where, std::string what, std::str
 
 }  // namespace gpuplan
 
-#define GPUPLAN_CHECK(cond, msg)                                \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      ::gpuplan::check_failed(__FILE__, __LINE__, #cond, msg);  \
-    }                                                           \
+#define GPUPLAN_CHECK(cond, msg)                               \
+  do {                                                         \
+    if (!(cond)) {                                             \
+      ::gpuplan::check_failed(__FILE__, __LINE__, #cond, msg); \
+    }                                                          \
   } while (0)
 
 // Evaluates `expr` (a Result); on error returns the error from the enclosing function, which

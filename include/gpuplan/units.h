@@ -57,16 +57,34 @@ using FlopsPerSecond = Quantity<struct FlopsPerSecondTag>;
 using Watts = Quantity<struct WattsTag>;
 
 // The physically meaningful cross-unit operations, and no others.
-constexpr Seconds operator/(Bytes b, BytesPerSecond bw) { return Seconds(b.si() / bw.si()); }
-constexpr Seconds operator/(Flops f, FlopsPerSecond r) { return Seconds(f.si() / r.si()); }
-constexpr BytesPerSecond operator/(Bytes b, Seconds t) { return BytesPerSecond(b.si() / t.si()); }
-constexpr FlopsPerSecond operator/(Flops f, Seconds t) { return FlopsPerSecond(f.si() / t.si()); }
-constexpr Bytes operator*(BytesPerSecond bw, Seconds t) { return Bytes(bw.si() * t.si()); }
-constexpr Flops operator*(FlopsPerSecond r, Seconds t) { return Flops(r.si() * t.si()); }
+constexpr Seconds operator/(Bytes b, BytesPerSecond bw) {
+  return Seconds(b.si() / bw.si());
+}
+constexpr Seconds operator/(Flops f, FlopsPerSecond r) {
+  return Seconds(f.si() / r.si());
+}
+constexpr BytesPerSecond operator/(Bytes b, Seconds t) {
+  return BytesPerSecond(b.si() / t.si());
+}
+constexpr FlopsPerSecond operator/(Flops f, Seconds t) {
+  return FlopsPerSecond(f.si() / t.si());
+}
+constexpr Bytes operator*(BytesPerSecond bw, Seconds t) {
+  return Bytes(bw.si() * t.si());
+}
+constexpr Flops operator*(FlopsPerSecond r, Seconds t) {
+  return Flops(r.si() * t.si());
+}
 
-constexpr Bytes GB(double n) { return Bytes(n * 1e9); }
-constexpr Bytes GiB(double n) { return Bytes(n * 1073741824.0); }
-constexpr Bytes MiB(double n) { return Bytes(n * 1048576.0); }
+constexpr Bytes GB(double n) {
+  return Bytes(n * 1e9);
+}
+constexpr Bytes GiB(double n) {
+  return Bytes(n * 1073741824.0);
+}
+constexpr Bytes MiB(double n) {
+  return Bytes(n * 1048576.0);
+}
 
 // The dimension a unit string must have where it is parsed.
 enum class Dimension { kBytes, kSeconds, kBytesPerSecond, kFlopsPerSecond, kWatts };

@@ -1,6 +1,7 @@
 // gpuplan catalog list [gpus|fabrics|models|offers] and gpuplan catalog show ID [--json].
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "command.h"
 #include "gpuplan/json_writer.h"
@@ -18,9 +19,9 @@ std::string tflops(const Gpu& g, Precision p) {
 }
 
 void list_gpus(const Catalog& c) {
-  Table t({"id", "memory", "usable", "bandwidth", "bf16 (TFLOP/s)", "fp8 (TFLOP/s)", "TDP",
-           "scale-up"},
-          {false, true, true, true, true, true, true, false});
+  Table t(
+      {"id", "memory", "usable", "bandwidth", "bf16 (TFLOP/s)", "fp8 (TFLOP/s)", "TDP", "scale-up"},
+      {false, true, true, true, true, true, true, false});
   for (const Gpu& g : c.gpus()) {
     t.add({g.id, gb(g.memory), gib(g.memory_usable),
            fmt::format("{:g} GB/s", g.memory_bandwidth.si() / 1e9),
@@ -63,7 +64,8 @@ void list_offers(const Catalog& c) {
           {false, false, true, true, true, false});
   for (const Offer& o : c.offers()) {
     std::vector<std::string> sites;
-    for (const Site& s : o.sites) sites.push_back(fmt::format("{} ({})", s.id, s.country));
+    for (const Site& s : o.sites)
+      sites.push_back(fmt::format("{} ({})", s.id, s.country));
     t.add({o.id, o.gpu, fmt::format("{}", o.gpus_per_node), fmt::format("{}", o.max_nodes),
            o.price_per_node_hour ? fmt::format("{:g} {}/h", o.price_per_node_hour->amount,
                                                o.price_per_node_hour->currency)
@@ -77,21 +79,34 @@ void show_model(const Model& m, bool json) {
   const ParameterCount p = count_parameters(m);
   if (json) {
     JsonWriter w;
-    w.begin_object().field("id", m.id).field("kind", "model").field("model_type", m.model_type)
-        .field("params", p.total).field("active_params", p.active_per_token)
-        .field("embedding_params", p.embedding).field("lm_head_params", p.lm_head)
-        .field("layers", m.layers).field("hidden", m.hidden).field("heads", m.heads)
-        .field("kv_heads", m.kv_heads).field("head_dim", m.head_dim)
-        .field("intermediate", m.intermediate).field("vocab", m.vocab)
-        .field("max_positions", m.max_positions).field("gated_mlp", m.gated_mlp)
-        .field("tied_embeddings", m.tied_embeddings).field("moe", m.is_moe());
+    w.begin_object()
+        .field("id", m.id)
+        .field("kind", "model")
+        .field("model_type", m.model_type)
+        .field("params", p.total)
+        .field("active_params", p.active_per_token)
+        .field("embedding_params", p.embedding)
+        .field("lm_head_params", p.lm_head)
+        .field("layers", m.layers)
+        .field("hidden", m.hidden)
+        .field("heads", m.heads)
+        .field("kv_heads", m.kv_heads)
+        .field("head_dim", m.head_dim)
+        .field("intermediate", m.intermediate)
+        .field("vocab", m.vocab)
+        .field("max_positions", m.max_positions)
+        .field("gated_mlp", m.gated_mlp)
+        .field("tied_embeddings", m.tied_embeddings)
+        .field("moe", m.is_moe());
     if (m.is_moe()) {
-      w.field("experts", m.moe.experts).field("experts_per_token", m.moe.experts_per_token)
+      w.field("experts", m.moe.experts)
+          .field("experts_per_token", m.moe.experts_per_token)
           .field("shared_experts", m.moe.shared_experts)
           .field("expert_intermediate", m.moe.expert_intermediate);
     }
     w.field("kv_cache_bytes_per_token_bf16", kv_cache_bytes_per_token(m, 2.0))
-        .field("file", m.file).end_object();
+        .field("file", m.file)
+        .end_object();
     fmt::print("{}", w.str());
     return;
   }
@@ -102,8 +117,8 @@ void show_model(const Model& m, bool json) {
                grouped(p.active_per_token), m.moe.experts_per_token, m.moe.experts,
                m.moe.shared_experts);
   }
-  fmt::print("layers     {}, hidden {}, heads {} ({} key/value, head dim {})\n", m.layers,
-             m.hidden, m.heads, m.kv_heads, m.head_dim);
+  fmt::print("layers     {}, hidden {}, heads {} ({} key/value, head dim {})\n", m.layers, m.hidden,
+             m.heads, m.kv_heads, m.head_dim);
   fmt::print("mlp        {} {}\n", m.gated_mlp ? "gated" : "plain",
              m.is_moe() ? fmt::format("experts of width {}", m.moe.expert_intermediate)
                         : fmt::format("width {}", m.intermediate));
@@ -117,16 +132,23 @@ void show_model(const Model& m, bool json) {
 void show_gpu(const Gpu& g, bool json) {
   if (json) {
     JsonWriter w;
-    w.begin_object().field("id", g.id).field("kind", "gpu").field("name", g.name)
-        .field("vendor", g.vendor).field("memory_bytes", g.memory.si())
+    w.begin_object()
+        .field("id", g.id)
+        .field("kind", "gpu")
+        .field("name", g.name)
+        .field("vendor", g.vendor)
+        .field("memory_bytes", g.memory.si())
         .field("usable_bytes", g.memory_usable.si())
         .field("memory_bandwidth_bytes_per_s", g.memory_bandwidth.si())
-        .field("tdp_w", g.tdp.si()).field("pcie_gen", g.pcie_gen).field("scale_up", g.scale_up)
+        .field("tdp_w", g.tdp.si())
+        .field("pcie_gen", g.pcie_gen)
+        .field("scale_up", g.scale_up)
         .field("scale_up_domain", g.scale_up_domain);
     w.key("peak_flops_per_s").begin_object();
     for (int i = 0; i < kPrecisionCount; ++i) {
       const auto p = static_cast<Precision>(i);
-      if (g.peak_for(p)) w.field(precision_name(p), g.peak_for(p)->si());
+      if (g.peak_for(p))
+        w.field(precision_name(p), g.peak_for(p)->si());
     }
     w.end_object().field("source", g.source).field("file", g.file).end_object();
     fmt::print("{}", w.str());
@@ -138,19 +160,25 @@ void show_gpu(const Gpu& g, bool json) {
   for (int i = 0; i < kPrecisionCount; ++i) {
     const auto p = static_cast<Precision>(i);
     if (g.peak_for(p)) {
-      fmt::print("peak {:<5} {:g} TFLOP/s (dense)\n", precision_name(p), g.peak_for(p)->si() / 1e12);
+      fmt::print("peak {:<5} {:g} TFLOP/s (dense)\n", precision_name(p),
+                 g.peak_for(p)->si() / 1e12);
     }
   }
-  fmt::print("TDP        {:g} W\nscale-up   {} ({} GPUs), PCIe gen {}\nsource     {}\nfile       {}\n",
-             g.tdp.si(), g.scale_up, g.scale_up_domain, g.pcie_gen, g.source, g.file);
+  fmt::print(
+      "TDP        {:g} W\nscale-up   {} ({} GPUs), PCIe gen {}\nsource     {}\nfile       {}\n",
+      g.tdp.si(), g.scale_up, g.scale_up_domain, g.pcie_gen, g.source, g.file);
 }
 
 void show_fabric(const Fabric& f, bool json) {
   if (json) {
     JsonWriter w;
-    w.begin_object().field("id", f.id).field("kind", "fabric").field("name", f.name)
+    w.begin_object()
+        .field("id", f.id)
+        .field("kind", "fabric")
+        .field("name", f.name)
         .field("fabric_kind", fabric_kind_name(f.kind))
-        .field("bandwidth_bytes_per_s", f.bandwidth.si()).field("latency_s", f.latency.si());
+        .field("bandwidth_bytes_per_s", f.bandwidth.si())
+        .field("latency_s", f.latency.si());
     if (f.measured_busbw) {
       w.field("measured_busbw_bytes_per_s", f.measured_busbw->si())
           .field("measured_note", f.measured_note);
@@ -159,8 +187,9 @@ void show_fabric(const Fabric& f, bool json) {
     fmt::print("{}", w.str());
     return;
   }
-  fmt::print("fabric     {} ({})\nkind       {}\nbandwidth  {:g} GB/s per direction\nlatency    {:g} us\n",
-             f.id, f.name, fabric_kind_name(f.kind), f.bandwidth.si() / 1e9, f.latency.si() * 1e6);
+  fmt::print(
+      "fabric     {} ({})\nkind       {}\nbandwidth  {:g} GB/s per direction\nlatency    {:g} us\n",
+      f.id, f.name, fabric_kind_name(f.kind), f.bandwidth.si() / 1e9, f.latency.si() * 1e6);
   if (f.measured_busbw) {
     fmt::print("measured   {:g} GB/s all-reduce bus bandwidth: {}\n", f.measured_busbw->si() / 1e9,
                f.measured_note);
@@ -171,23 +200,35 @@ void show_fabric(const Fabric& f, bool json) {
 void show_offer(const Offer& o, bool json) {
   if (json) {
     JsonWriter w;
-    w.begin_object().field("id", o.id).field("kind", "offer").field("name", o.name)
-        .field("provider", o.provider).field("gpu", o.gpu).field("gpus_per_node", o.gpus_per_node)
-        .field("max_nodes", o.max_nodes).field("scale_up", o.scale_up)
-        .field("scale_out", o.scale_out).field("nics_per_node", o.nics_per_node);
+    w.begin_object()
+        .field("id", o.id)
+        .field("kind", "offer")
+        .field("name", o.name)
+        .field("provider", o.provider)
+        .field("gpu", o.gpu)
+        .field("gpus_per_node", o.gpus_per_node)
+        .field("max_nodes", o.max_nodes)
+        .field("scale_up", o.scale_up)
+        .field("scale_out", o.scale_out)
+        .field("nics_per_node", o.nics_per_node);
     w.key("sites").begin_array();
     for (const Site& s : o.sites) {
-      w.begin_object().field("id", s.id).field("country", s.country)
-          .field("location", s.location).end_object();
+      w.begin_object()
+          .field("id", s.id)
+          .field("country", s.country)
+          .field("location", s.location)
+          .end_object();
     }
     w.end_array();
     if (o.price_per_node_hour) {
       w.field("price_per_node_hour", o.price_per_node_hour->amount)
-          .field("currency", o.price_per_node_hour->currency).field("price_date", o.price_date);
+          .field("currency", o.price_per_node_hour->currency)
+          .field("price_date", o.price_date);
     } else {
       w.key("price_per_node_hour").null();
     }
-    if (o.egress_per_gb) w.field("egress_per_gb", o.egress_per_gb->amount);
+    if (o.egress_per_gb)
+      w.field("egress_per_gb", o.egress_per_gb->amount);
     w.field("source", o.source).field("notes", o.notes).field("file", o.file).end_object();
     fmt::print("{}", w.str());
     return;
@@ -230,7 +271,8 @@ int run_catalog(const std::vector<std::string>& args) {
   show->add_flag("--json", json, "print JSON");
   show->fallthrough();
   std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
+  for (const std::string& a : args)
+    argv.push_back(a.c_str());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::CallForHelp&) {
@@ -240,32 +282,67 @@ int run_catalog(const std::vector<std::string>& args) {
     return report_error(kName, Error{"", e.what(), "run 'gpuplan catalog --help'"}, kExitUsage);
   }
   Result<Catalog> c = load_catalog(data);
-  if (!c) return report_error(kName, c.error());
+  if (!c)
+    return report_error(kName, c.error());
 
   if (list->parsed()) {
     const std::vector<std::string> kinds = {"gpus", "fabrics", "models", "offers"};
     if (!kind.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-      return report_error(kName, Error{"list", fmt::format("unknown kind '{}'", kind),
-                                       suggestion_hint(kind, kinds)}, kExitUsage);
+      return report_error(
+          kName,
+          Error{"list", fmt::format("unknown kind '{}'", kind), suggestion_hint(kind, kinds)},
+          kExitUsage);
     }
     const bool all = kind.empty();
-    if (all || kind == "gpus") { if (all) fmt::print("gpus:\n"); list_gpus(*c); }
-    if (all || kind == "fabrics") { if (all) fmt::print("\nfabrics:\n"); list_fabrics(*c); }
-    if (all || kind == "models") { if (all) fmt::print("\nmodels:\n"); list_models(*c); }
-    if (all || kind == "offers") { if (all) fmt::print("\noffers:\n"); list_offers(*c); }
+    if (all || kind == "gpus") {
+      if (all)
+        fmt::print("gpus:\n");
+      list_gpus(*c);
+    }
+    if (all || kind == "fabrics") {
+      if (all)
+        fmt::print("\nfabrics:\n");
+      list_fabrics(*c);
+    }
+    if (all || kind == "models") {
+      if (all)
+        fmt::print("\nmodels:\n");
+      list_models(*c);
+    }
+    if (all || kind == "offers") {
+      if (all)
+        fmt::print("\noffers:\n");
+      list_offers(*c);
+    }
     return kExitOk;
   }
-  if (auto g = c->gpu(id)) { show_gpu(**g, json); return kExitOk; }
-  if (auto f = c->fabric(id)) { show_fabric(**f, json); return kExitOk; }
-  if (auto o = c->offer(id)) { show_offer(**o, json); return kExitOk; }
-  if (auto m = c->model(id)) { show_model(*m, json); return kExitOk; }
+  if (auto g = c->gpu(id)) {
+    show_gpu(**g, json);
+    return kExitOk;
+  }
+  if (auto f = c->fabric(id)) {
+    show_fabric(**f, json);
+    return kExitOk;
+  }
+  if (auto o = c->offer(id)) {
+    show_offer(**o, json);
+    return kExitOk;
+  }
+  if (auto m = c->model(id)) {
+    show_model(*m, json);
+    return kExitOk;
+  }
   std::vector<std::string> ids;
-  for (const Gpu& g : c->gpus()) ids.push_back(g.id);
-  for (const Fabric& f : c->fabrics()) ids.push_back(f.id);
-  for (const Model& m : c->models()) ids.push_back(m.id);
-  for (const Offer& o : c->offers()) ids.push_back(o.id);
-  return report_error(kName, Error{"show", fmt::format("unknown id '{}'", id),
-                                   suggestion_hint(id, ids)});
+  for (const Gpu& g : c->gpus())
+    ids.push_back(g.id);
+  for (const Fabric& f : c->fabrics())
+    ids.push_back(f.id);
+  for (const Model& m : c->models())
+    ids.push_back(m.id);
+  for (const Offer& o : c->offers())
+    ids.push_back(o.id);
+  return report_error(kName,
+                      Error{"show", fmt::format("unknown id '{}'", id), suggestion_hint(id, ids)});
 }
 
 }  // namespace gpuplan::cli

@@ -1,9 +1,9 @@
 // gpuplan fit MODEL [--gpu ID | --offer ID] --task ... : memory per GPU, itemised, the verdict,
 // and the smallest number of each catalog GPU (and each offer) that holds the job.
-#include <cmath>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <cmath>
 
 #include "command.h"
 #include "gpuplan/fit.h"
@@ -49,13 +49,17 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model) {
     return std::unexpected(Error{flag, e.what, e.hint});
   };
   Result<Task> task = parse_task(f.task);
-  if (!task) return flagged("--task", task.error());
+  if (!task)
+    return flagged("--task", task.error());
   Result<Precision> precision = parse_precision(f.precision);
-  if (!precision) return flagged("--precision", precision.error());
+  if (!precision)
+    return flagged("--precision", precision.error());
   Result<Optimizer> optimizer = parse_optimizer(f.optimizer);
-  if (!optimizer) return flagged("--optimizer", optimizer.error());
+  if (!optimizer)
+    return flagged("--optimizer", optimizer.error());
   Result<Recompute> recompute = parse_recompute(f.recompute);
-  if (!recompute) return flagged("--recompute", recompute.error());
+  if (!recompute)
+    return flagged("--recompute", recompute.error());
   job.task = *task;
   job.precision = *precision;
   job.optimizer = *optimizer;
@@ -66,7 +70,8 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model) {
   }
   if (!f.kv_precision.empty()) {
     Result<Precision> kv = parse_precision(f.kv_precision);
-    if (!kv) return flagged("--kv-precision", kv.error());
+    if (!kv)
+      return flagged("--kv-precision", kv.error());
     job.kv_precision = *kv;
   }
   if (f.attention != "flash" && f.attention != "eager") {
@@ -90,14 +95,16 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model) {
   job.lora_rank = f.lora_rank;
   job.layout = Parallelism{f.tp, f.pp, f.dp, f.virtual_stages, f.sequence_parallel, f.zero};
   if (limit > 0 && is_training(job.task) && job.seq > limit) {
-    return fail("--seq", fmt::format("{} tokens exceed the {}-token context of {}", job.seq, limit,
-                                     model.id),
-                "use a shorter --seq or a model with a longer context");
+    return fail(
+        "--seq",
+        fmt::format("{} tokens exceed the {}-token context of {}", job.seq, limit, model.id),
+        "use a shorter --seq or a model with a longer context");
   }
   if (limit > 0 && job.task == Task::kInfer && job.context > limit) {
-    return fail("--context", fmt::format("{} tokens exceed the {}-token context of {}",
-                                         job.context, limit, model.id),
-                "use a shorter --context");
+    return fail(
+        "--context",
+        fmt::format("{} tokens exceed the {}-token context of {}", job.context, limit, model.id),
+        "use a shorter --context");
   }
   return job;
 }
@@ -107,12 +114,15 @@ std::string layout_text(const MemoryJob& job) {
   std::string s = fmt::format("tp {} pp {}", l.tp, l.pp);
   if (is_training(job.task)) {
     s += fmt::format(" dp {}", l.dp);
-    if (l.zero > 0) s += fmt::format(", ZeRO {}", l.zero);
+    if (l.zero > 0)
+      s += fmt::format(", ZeRO {}", l.zero);
     if (job.recompute != Recompute::kNone) {
       s += fmt::format(", {} recompute", recompute_name(job.recompute));
     }
-    if (l.sequence_parallel && l.tp > 1) s += ", SP";
-    if (l.virtual_stages > 1) s += fmt::format(", {} virtual stages", l.virtual_stages);
+    if (l.sequence_parallel && l.tp > 1)
+      s += ", SP";
+    if (l.virtual_stages > 1)
+      s += fmt::format(", {} virtual stages", l.virtual_stages);
   }
   return s;
 }
@@ -128,8 +138,8 @@ std::string job_text(const MemoryJob& job) {
                      : job.task == Task::kTrain ? std::string("pre-training")
                                                 : std::string("full fine-tune");
   return fmt::format("{}, {} mixed precision, {}, micro-batch {} x {} tokens", what,
-                     precision_name(job.precision), optimizer_name(job.optimizer),
-                     job.micro_batch, grouped(job.seq));
+                     precision_name(job.precision), optimizer_name(job.optimizer), job.micro_batch,
+                     grouped(job.seq));
 }
 
 // The smallest fit of every catalog GPU (and of the one the user asked about first).
@@ -151,7 +161,9 @@ Alternatives search_all(const Catalog& c, const Model& model, const MemoryJob& j
 }
 
 // Bytes are whole numbers in JSON.
-int64_t whole(Bytes b) { return static_cast<int64_t>(std::llround(b.si())); }
+int64_t whole(Bytes b) {
+  return static_cast<int64_t>(std::llround(b.si()));
+}
 
 void write_memory_json(JsonWriter& w, const MemoryBreakdown& m) {
   w.begin_object()
@@ -194,27 +206,41 @@ void print_json(const Model& model, const MemoryJob& job, const Target& t,
   const ParameterCount pc = count_parameters(model);
   JsonWriter w;
   w.begin_object();
-  w.key("model").begin_object().field("id", model.id).field("params", pc.total)
-      .field("active_params", pc.active_per_token).end_object();
-  w.key("job").begin_object().field("task", task_name(job.task))
+  w.key("model")
+      .begin_object()
+      .field("id", model.id)
+      .field("params", pc.total)
+      .field("active_params", pc.active_per_token)
+      .end_object();
+  w.key("job")
+      .begin_object()
+      .field("task", task_name(job.task))
       .field("precision", precision_name(job.precision))
       .field("kv_precision", precision_name(job.kv_precision))
-      .field("optimizer", optimizer_name(job.optimizer)).field("seq_tokens", job.seq)
-      .field("micro_batch", job.micro_batch).field("batch", job.batch)
-      .field("context_tokens", job.context).field("lora_rank", job.lora_rank);
+      .field("optimizer", optimizer_name(job.optimizer))
+      .field("seq_tokens", job.seq)
+      .field("micro_batch", job.micro_batch)
+      .field("batch", job.batch)
+      .field("context_tokens", job.context)
+      .field("lora_rank", job.lora_rank);
   w.key("layout");
   write_layout_json(w, job);
   w.end_object();
   if (t.gpu != nullptr && report) {
-    w.key("gpu").begin_object().field("id", t.gpu->id)
+    w.key("gpu")
+        .begin_object()
+        .field("id", t.gpu->id)
         .field("memory_bytes", whole(t.gpu->memory))
-        .field("usable_bytes", whole(t.gpu->memory_usable)).end_object();
+        .field("usable_bytes", whole(t.gpu->memory_usable))
+        .end_object();
     w.key("memory");
     write_memory_json(w, report->memory);
-    w.field("fits", report->verdict.fits).field("margin_bytes", whole(report->verdict.margin))
+    w.field("fits", report->verdict.fits)
+        .field("margin_bytes", whole(report->verdict.margin))
         .field("reason", report->verdict.reason);
     if (report->kv) {
-      w.key("kv_cache").begin_object()
+      w.key("kv_cache")
+          .begin_object()
           .field("bytes_per_token", report->kv->bytes_per_token)
           .field("budget_bytes", whole(report->kv->budget))
           .field("tokens", report->kv->tokens)
@@ -228,7 +254,9 @@ void print_json(const Model& model, const MemoryJob& job, const Target& t,
     }
   }
   if (t.offer != nullptr && offer_fit) {
-    w.key("offer").begin_object().field("id", t.offer->id)
+    w.key("offer")
+        .begin_object()
+        .field("id", t.offer->id)
         .field("gpus", t.offer->gpus_per_node * t.offer->max_nodes)
         .field("fits", offer_fit->found);
     if (offer_fit->found) {
@@ -246,7 +274,8 @@ void print_json(const Model& model, const MemoryJob& job, const Target& t,
   for (const auto& [g, s] : alt.gpus) {
     w.begin_object().field("gpu", g->id).field("fits", s.found);
     if (s.found) {
-      w.field("gpus", s.gpus).field("per_gpu_bytes", whole(s.report.verdict.required))
+      w.field("gpus", s.gpus)
+          .field("per_gpu_bytes", whole(s.report.verdict.required))
           .field("usable_bytes", whole(g->memory_usable));
       w.key("layout");
       write_layout_json(w, s.job);
@@ -259,7 +288,8 @@ void print_json(const Model& model, const MemoryJob& job, const Target& t,
   w.key("offers").begin_array();
   for (const Offer& o : c.offers()) {
     for (const auto& [g, s] : alt.gpus) {
-      if (g->id != o.gpu) continue;
+      if (g->id != o.gpu)
+        continue;
       const int64_t capacity = o.gpus_per_node * o.max_nodes;
       const bool holds = s.found && s.gpus <= capacity;
       w.begin_object().field("offer", o.id).field("fits", holds);
@@ -332,18 +362,19 @@ void print_text(const Model& model, const MemoryJob& job, const Target& t,
     if (report->kv) {
       const KvCapacity& kv = *report->kv;
       fmt::print("\nKV cache room: {} usable - {} weights - {} activations - {} overhead = {}\n",
-                 gib(report->verdict.usable), gib(m.weights), gib(m.activations),
-                 gib(m.overhead), gib(kv.budget));
-      fmt::print("  at {} per token ({}), that holds {} tokens of context: at batch {}, up to {} "
-                 "tokens per sequence\n",
-                 fmt::format("{:.0f} KiB", kv.bytes_per_token / 1024.0),
-                 precision_name(job.kv_precision), grouped(kv.tokens), job.batch,
-                 grouped(kv.max_context));
+                 gib(report->verdict.usable), gib(m.weights), gib(m.activations), gib(m.overhead),
+                 gib(kv.budget));
+      fmt::print(
+          "  at {} per token ({}), that holds {} tokens of context: at batch {}, up to {} "
+          "tokens per sequence\n",
+          fmt::format("{:.0f} KiB", kv.bytes_per_token / 1024.0), precision_name(job.kv_precision),
+          grouped(kv.tokens), job.batch, grouped(kv.max_context));
       if (fp8 && fp8->kv) {
-        fmt::print("  with --precision fp8 weights: {} of weights, {} of KV room = {} tokens ({} "
-                   "more)\n",
-                   gib(fp8->memory.weights), gib(fp8->kv->budget), grouped(fp8->kv->tokens),
-                   grouped(fp8->kv->tokens - kv.tokens));
+        fmt::print(
+            "  with --precision fp8 weights: {} of weights, {} of KV room = {} tokens ({} "
+            "more)\n",
+            gib(fp8->memory.weights), gib(fp8->kv->budget), grouped(fp8->kv->tokens),
+            grouped(fp8->kv->tokens - kv.tokens));
       }
     }
     if (!g.peak_for(job.precision)) {
@@ -373,17 +404,19 @@ void print_text(const Model& model, const MemoryJob& job, const Target& t,
       table.add({g->id, fmt::format("{}", s.gpus), layout_text(s.job),
                  gib(s.report.verdict.required), gib(g->memory_usable)});
     } else {
-      table.add({g->id, "-", "no layout fits (see --json for the reason)", "-",
-                 gib(g->memory_usable)});
+      table.add(
+          {g->id, "-", "no layout fits (see --json for the reason)", "-", gib(g->memory_usable)});
     }
   }
   fmt::print("{}", table.str("  "));
 
   fmt::print("\noffers in the catalog that hold it:\n");
-  Table offers({"offer", "gpu", "per node", "nodes needed", "price"}, {false, false, true, true, true});
+  Table offers({"offer", "gpu", "per node", "nodes needed", "price"},
+               {false, false, true, true, true});
   for (const Offer& o : c.offers()) {
     for (const auto& [g, s] : alt.gpus) {
-      if (g->id != o.gpu) continue;
+      if (g->id != o.gpu)
+        continue;
       const int64_t capacity = o.gpus_per_node * o.max_nodes;
       std::string nodes = "does not fit";
       if (s.found && s.gpus <= capacity) {
@@ -391,11 +424,10 @@ void print_text(const Model& model, const MemoryJob& job, const Target& t,
       } else if (s.found) {
         nodes = fmt::format("needs {} GPUs", s.gpus);
       }
-      const std::string price =
-          o.price_per_node_hour
-              ? fmt::format("{:.2f} {}/h", o.price_per_node_hour->amount,
-                            o.price_per_node_hour->currency)
-              : "not public";
+      const std::string price = o.price_per_node_hour
+                                    ? fmt::format("{:.2f} {}/h", o.price_per_node_hour->amount,
+                                                  o.price_per_node_hour->currency)
+                                    : "not public";
       offers.add({o.id, o.gpu, fmt::format("{}", o.gpus_per_node), nodes, price});
     }
   }
@@ -405,37 +437,47 @@ void print_text(const Model& model, const MemoryJob& job, const Target& t,
 }  // namespace
 
 int run_fit(const std::vector<std::string>& args) {
-  CLI::App app("Does the model fit in GPU memory? Itemised memory per GPU, the verdict, and the "
-               "smallest number of each catalog GPU that holds the job.",
-               args.front());
+  CLI::App app(
+      "Does the model fit in GPU memory? Itemised memory per GPU, the verdict, and the "
+      "smallest number of each catalog GPU that holds the job.",
+      args.front());
   FitFlags f;
   app.add_option("model", f.model, "catalog model id or path to a Hugging Face config.json")
       ->required();
   app.add_option("--gpu", f.gpu, "catalog GPU id (gpuplan catalog list gpus)");
   app.add_option("--offer", f.offer, "catalog offer id: its GPU and node size");
   app.add_option("--task", f.task, "train | finetune | lora | qlora | infer")->required();
-  app.add_option("--seq", f.seq, "training sequence length in tokens (default 4096 or the model's limit)");
+  app.add_option("--seq", f.seq,
+                 "training sequence length in tokens (default 4096 or the model's limit)");
   app.add_option("--micro-batch", f.micro_batch, "training sequences per micro-batch (default 1)");
-  app.add_option("--precision", f.precision, "fp32 | tf32 | fp16 | bf16 | fp8 | int8 | int4 (default bf16)");
+  app.add_option("--precision", f.precision,
+                 "fp32 | tf32 | fp16 | bf16 | fp8 | int8 | int4 (default bf16)");
   app.add_option("--optimizer", f.optimizer, "adam | sgd | adafactor (default adam)");
-  app.add_option("--zero", f.zero, "ZeRO stage 0..3 (default 0; the GPU-count search tries all unless given)");
-  app.add_option("--recompute", f.recompute, "none | selective | full (default none; the search tries all unless given)");
+  app.add_option("--zero", f.zero,
+                 "ZeRO stage 0..3 (default 0; the GPU-count search tries all unless given)");
+  app.add_option("--recompute", f.recompute,
+                 "none | selective | full (default none; the search tries all unless given)");
   app.add_option("--tp", f.tp, "tensor-parallel size (default 1)");
   app.add_option("--pp", f.pp, "pipeline-parallel stages (default 1)");
   app.add_option("--dp", f.dp, "data-parallel replicas (default 1)");
-  app.add_option("--virtual-stages", f.virtual_stages, "interleaved pipeline chunks per stage (default 1)");
-  app.add_flag("--sequence-parallel", f.sequence_parallel, "shard norm/dropout activations over the TP group");
+  app.add_option("--virtual-stages", f.virtual_stages,
+                 "interleaved pipeline chunks per stage (default 1)");
+  app.add_flag("--sequence-parallel", f.sequence_parallel,
+               "shard norm/dropout activations over the TP group");
   app.add_option("--batch", f.batch, "inference: sequences served at once (default 1)");
-  app.add_option("--context", f.context, "inference: tokens per sequence (default: the model's limit)");
+  app.add_option("--context", f.context,
+                 "inference: tokens per sequence (default: the model's limit)");
   app.add_option("--kv-precision", f.kv_precision, "inference KV cache format (default bf16)");
   app.add_option("--lora-rank", f.lora_rank, "LoRA/QLoRA adapter rank (default 16)");
   app.add_option("--lora-targets", f.lora_targets, "attention | all-linear (default all-linear)");
-  app.add_option("--attention", f.attention, "flash | eager: whether attention scores are kept (default flash)");
+  app.add_option("--attention", f.attention,
+                 "flash | eager: whether attention scores are kept (default flash)");
   app.add_option("--max-gpus", f.max_gpus, "largest GPU count the search tries (default 16384)");
   app.add_flag("--json", f.json, "print JSON instead of text");
   app.add_option("--data", f.data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
   std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
+  for (const std::string& a : args)
+    argv.push_back(a.c_str());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::CallForHelp&) {
@@ -445,43 +487,57 @@ int run_fit(const std::vector<std::string>& args) {
     return report_error(kName, Error{"", e.what(), "run 'gpuplan fit --help'"}, kExitUsage);
   }
   for (const auto& [flag, value] :
-       std::vector<std::pair<const char*, int64_t>>{{"--seq", f.seq}, {"--micro-batch", f.micro_batch},
-                                                   {"--batch", f.batch}, {"--context", f.context},
-                                                   {"--tp", f.tp}, {"--pp", f.pp}, {"--dp", f.dp},
-                                                   {"--virtual-stages", f.virtual_stages},
-                                                   {"--lora-rank", f.lora_rank},
-                                                   {"--max-gpus", f.max_gpus}}) {
+       std::vector<std::pair<const char*, int64_t>>{{"--seq", f.seq},
+                                                    {"--micro-batch", f.micro_batch},
+                                                    {"--batch", f.batch},
+                                                    {"--context", f.context},
+                                                    {"--tp", f.tp},
+                                                    {"--pp", f.pp},
+                                                    {"--dp", f.dp},
+                                                    {"--virtual-stages", f.virtual_stages},
+                                                    {"--lora-rank", f.lora_rank},
+                                                    {"--max-gpus", f.max_gpus}}) {
     const bool may_be_zero = std::string(flag) == "--seq" || std::string(flag) == "--context";
     if (value < 0 || (value == 0 && !may_be_zero) || (value == 0 && app.count(flag) > 0)) {
-      return report_error(kName, Error{flag, fmt::format("must be a positive integer, got {}", value),
-                                       "e.g. 1, 2, 8"}, kExitUsage);
+      return report_error(
+          kName,
+          Error{flag, fmt::format("must be a positive integer, got {}", value), "e.g. 1, 2, 8"},
+          kExitUsage);
     }
   }
   if (!f.gpu.empty() && !f.offer.empty()) {
-    return report_error(kName, Error{"--gpu", "give --gpu or --offer, not both",
-                                     "an offer already names its GPU"}, kExitUsage);
+    return report_error(
+        kName, Error{"--gpu", "give --gpu or --offer, not both", "an offer already names its GPU"},
+        kExitUsage);
   }
   Result<Catalog> catalog = load_catalog(f.data);
-  if (!catalog) return report_error(kName, catalog.error());
+  if (!catalog)
+    return report_error(kName, catalog.error());
   Result<Model> model = catalog->model(f.model);
-  if (!model) return report_error(kName, model.error());
+  if (!model)
+    return report_error(kName, model.error());
   Result<MemoryJob> job = make_job(f, *model);
-  if (!job) return report_error(kName, job.error(), kExitUsage);
+  if (!job)
+    return report_error(kName, job.error(), kExitUsage);
   if (f.zero < 0 || f.zero > 3) {
-    return report_error(kName, Error{"--zero", fmt::format("stage {} does not exist", f.zero),
-                                     "ZeRO stages are 0, 1, 2, 3"}, kExitUsage);
+    return report_error(kName,
+                        Error{"--zero", fmt::format("stage {} does not exist", f.zero),
+                              "ZeRO stages are 0, 1, 2, 3"},
+                        kExitUsage);
   }
 
   Target target;
   if (!f.gpu.empty()) {
     Result<const Gpu*> g = catalog->gpu(f.gpu);
-    if (!g) return report_error(kName, Error{"--gpu", g.error().what, g.error().hint});
+    if (!g)
+      return report_error(kName, Error{"--gpu", g.error().what, g.error().hint});
     target.gpu = *g;
   }
   std::optional<SmallestFit> offer_fit;
   if (!f.offer.empty()) {
     Result<const Offer*> o = catalog->offer(f.offer);
-    if (!o) return report_error(kName, Error{"--offer", o.error().what, o.error().hint});
+    if (!o)
+      return report_error(kName, Error{"--offer", o.error().what, o.error().hint});
     target.offer = *o;
   }
   if (auto problem = layout_problem(*model, *job)) {

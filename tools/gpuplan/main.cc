@@ -1,12 +1,12 @@
 // gpuplan: answers, with numbers that hold up, whether a model fits, how long training takes
 // and what it costs, on which GPUs. Each subcommand lives in its own file.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "command.h"
 #include "gpuplan/suggest.h"

@@ -1,14 +1,18 @@
 #include "report.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace gpuplan::cli {
 
-std::string gib(Bytes b) { return fmt::format("{:.1f} GiB", b / GiB(1)); }
+std::string gib(Bytes b) {
+  return fmt::format("{:.1f} GiB", b / GiB(1));
+}
 
-std::string gb(Bytes b) { return fmt::format("{:.1f} GB", b / GB(1)); }
+std::string gb(Bytes b) {
+  return fmt::format("{:.1f} GB", b / GB(1));
+}
 
 std::string grouped(int64_t n) {
   std::string digits = fmt::format("{}", n < 0 ? -n : n);
