@@ -117,6 +117,8 @@ Result<Catalog> Catalog::load(const std::string& data_dir) {
   GPUPLAN_ASSIGN_OR_RETURN(c.models_, load_all<Model>(root / "models", ".json", load_model_config));
   GPUPLAN_ASSIGN_OR_RETURN(c.memory_params_,
                            detail::load_memory_params((root / "params" / "memory.toml").string()));
+  GPUPLAN_ASSIGN_OR_RETURN(c.train_params_,
+                           detail::load_train_params((root / "params" / "training.toml").string()));
   GPUPLAN_RETURN_IF_ERROR(check_references(c));
   return c;
 }

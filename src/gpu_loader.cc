@@ -80,6 +80,22 @@ Result<Gpu> load_gpu(const std::string& path) {
   if (!any) {
     return fail(r.where("peak"), "table [peak] lists no precision", "e.g. fp16 = \"65 TFLOP/s\"");
   }
+  std::optional<TomlReader> eff;
+  GPUPLAN_ASSIGN_OR_RETURN(eff, r.optional_table("efficiency"));
+  if (eff) {
+    Efficiency e;
+    GPUPLAN_ASSIGN_OR_RETURN(e.gemm, eff->number("gemm", 0.05, 1.0));
+    if (g.peak_for(Precision::kFp8)) {
+      GPUPLAN_ASSIGN_OR_RETURN(e.gemm_fp8, eff->number("gemm_fp8", 0.05, 1.0));
+    }
+    GPUPLAN_ASSIGN_OR_RETURN(v, eff->quantity("gemm_half", Dimension::kFlops));
+    e.gemm_half = Flops(v);
+    GPUPLAN_ASSIGN_OR_RETURN(e.hbm, eff->number("hbm", 0.05, 1.0));
+    eff->accept("source");
+    GPUPLAN_RETURN_IF_ERROR(eff->text("source"));
+    GPUPLAN_RETURN_IF_ERROR(eff->finish());
+    g.efficiency = e;
+  }
   GPUPLAN_RETURN_IF_ERROR(r.finish());
   return g;
 }
@@ -97,6 +113,31 @@ Result<MemoryParams> load_memory_params(const std::string& path) {
                            r.integer("inference_chunk_tokens", 1, int64_t{1} << 24));
   std::string source;
   GPUPLAN_ASSIGN_OR_RETURN(source, r.text("source"));
+  GPUPLAN_RETURN_IF_ERROR(r.finish());
+  return p;
+}
+
+}  // namespace gpuplan::detail
+
+namespace gpuplan::detail {
+
+Result<TrainParams> load_train_params(const std::string& path) {
+  toml::table table;
+  GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
+  TomlReader r(table, path);
+  r.accept("schema");
+  TrainParams p;
+  GPUPLAN_ASSIGN_OR_RETURN(p.attention_efficiency, r.number("attention_efficiency", 0.05, 1.0));
+  GPUPLAN_ASSIGN_OR_RETURN(p.elementwise_traffic, r.number("elementwise_traffic", 0.0, 10.0));
+  GPUPLAN_ASSIGN_OR_RETURN(p.dp_overlap, r.number("dp_overlap", 0.0, 1.0));
+  GPUPLAN_ASSIGN_OR_RETURN(p.zero3_overlap, r.number("zero3_overlap", 0.0, 1.0));
+  GPUPLAN_ASSIGN_OR_RETURN(p.nccl_efficiency, r.number("nccl_efficiency", 0.05, 1.0));
+  double v = 0;
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("collective_latency", Dimension::kSeconds));
+  p.collective_latency = Seconds(v);
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("step_overhead", Dimension::kSeconds));
+  p.step_overhead = Seconds(v);
+  GPUPLAN_RETURN_IF_ERROR(r.text("source"));
   GPUPLAN_RETURN_IF_ERROR(r.finish());
   return p;
 }

@@ -7,6 +7,7 @@
 
 #include "gpuplan/hardware.h"
 #include "gpuplan/memory.h"
+#include "gpuplan/training.h"
 #include "gpuplan/result.h"
 #include "toml_reader.h"
 
@@ -16,6 +17,7 @@ Result<Gpu> load_gpu(const std::string& path);
 Result<Fabric> load_fabric(const std::string& path);
 Result<Offer> load_offer(const std::string& path);
 Result<MemoryParams> load_memory_params(const std::string& path);
+Result<TrainParams> load_train_params(const std::string& path);
 
 // Opens a catalog TOML file and checks its `schema = 1` line; `reader` reads the rest.
 Result<toml::table> open_catalog_file(const std::string& path);

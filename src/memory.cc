@@ -234,7 +234,7 @@ Bytes layer_activation_bytes(const Model& m, const MemoryJob& job) {
     // Only the layer input is kept: 2 s b h (/ t with sequence parallelism).
     return Bytes(tokens * kActivationBytes * h / (l.sequence_parallel ? t : 1.0));
   }
-  // Per token, following Korthikanti et al. 2022 eq. 1-2 term by term:
+  // Per token, following Korthikanti et al. 2022 eq. 1-2 term by term (a model with dropout):
   // outside the TP region: two norm inputs (4h), QKV and MLP inputs (2h + 2h), two dropout
   // masks (h + h) = 10h; inside it: Q, K, V, the projection input, the MLP's first-layer output
   // and its activation output (24h for a GPT MLP of 4h); attention scores 5 a s.
@@ -245,13 +245,15 @@ Bytes layer_activation_bytes(const Model& m, const MemoryJob& job) {
     width = static_cast<double>(m.moe.expert_intermediate *
                                 (m.moe.experts_per_token + m.moe.shared_experts));
   }
-  const double outside = 10.0 * h;
+  // Without dropout there are no masks: 8h outside, and of the 5 a s score terms only the
+  // softmax output (2 a s) remains.
+  const double outside = (m.dropout ? 10.0 : 8.0) * h;
   const double mlp = (m.gated_mlp ? 6.0 : 4.0) * width;  // first-layer output(s) + activation
   const double inside = 2.0 * q + 4.0 * kv + 2.0 * q + mlp;
   // Selective recompute drops the scores (Korthikanti sec. 4.2); fused kernels never keep them.
   const double scores = job.recompute == Recompute::kSelective || job.flash_attention
                             ? 0.0
-                            : 5.0 * static_cast<double>(m.heads * job.seq);
+                            : (m.dropout ? 5.0 : 2.0) * static_cast<double>(m.heads * job.seq);
   const double per_token =
       l.sequence_parallel ? (outside + inside + scores) / t : outside + (inside + scores) / t;
   return Bytes(tokens * per_token);

@@ -119,6 +119,7 @@ Result<Model> read_gpt2(const ConfigReader& r, Model m) {
   m.kv_heads = m.heads;
   m.position = PositionKind::kLearned;
   m.qkv_bias = m.out_bias = m.mlp_bias = true;
+  m.dropout = true;  // GPT2Config defaults resid_pdrop = attn_pdrop = 0.1
   return m;
 }
 
@@ -358,6 +359,18 @@ Result<Model> parse_model_config(std::string_view json_text, const std::string& 
   }();
   if (!read) {
     return read;
+  }
+  // Dropout probabilities, under whichever names the family uses; absent keys keep the
+  // family's default (on for GPT-2, off for the others).
+  for (const char* key : {"resid_pdrop", "attn_pdrop", "hidden_dropout", "attention_dropout",
+                          "hidden_dropout_prob", "attention_probs_dropout_prob"}) {
+    if (obj.contains(key) && obj[key].is_number()) {
+      if (obj[key].get<double>() > 0) {
+        read->dropout = true;
+      } else if (m.model_type == "gpt2") {
+        read->dropout = false;
+      }
+    }
   }
   return check_shape(*read, where);
 }

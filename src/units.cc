@@ -65,6 +65,10 @@ constexpr std::array kUnits = {
     UnitEntry{"Mb/s", Dimension::kBytesPerSecond, 1e6 / 8},
     UnitEntry{"Gb/s", Dimension::kBytesPerSecond, 1e9 / 8},
     UnitEntry{"Tb/s", Dimension::kBytesPerSecond, 1e12 / 8},
+    UnitEntry{"FLOP", Dimension::kFlops, 1.0},
+    UnitEntry{"GFLOP", Dimension::kFlops, 1e9},
+    UnitEntry{"TFLOP", Dimension::kFlops, 1e12},
+    UnitEntry{"PFLOP", Dimension::kFlops, 1e15},
     UnitEntry{"FLOP/s", Dimension::kFlopsPerSecond, 1.0},
     UnitEntry{"GFLOP/s", Dimension::kFlopsPerSecond, 1e9},
     UnitEntry{"TFLOP/s", Dimension::kFlopsPerSecond, 1e12},
@@ -83,6 +87,8 @@ std::string_view example_for(Dimension d) {
       return "'2 us' or '1.5 ms'";
     case Dimension::kBytesPerSecond:
       return "'450 GB/s' or '400 Gb/s'";
+    case Dimension::kFlops:
+      return "'2 GFLOP'";
     case Dimension::kFlopsPerSecond:
       return "'989.5 TFLOP/s'";
     case Dimension::kWatts:
@@ -111,6 +117,8 @@ std::string_view dimension_name(Dimension dimension) {
       return "a time";
     case Dimension::kBytesPerSecond:
       return "a bandwidth";
+    case Dimension::kFlops:
+      return "an amount of work";
     case Dimension::kFlopsPerSecond:
       return "a compute rate";
     case Dimension::kWatts:

@@ -70,7 +70,7 @@ TEST(GpuLoader, ErrorsNameFileLineKeyAndHint) {
       {"unknown-key.toml",
        "unknown-key.toml:9:1: unknown key 'clock'; expected one of: schema, id, name, vendor, "
        "memory, memory_usable, memory_bandwidth, tdp, pcie_gen, scale_up, scale_up_domain, "
-       "source, peak"},
+       "source, peak, efficiency"},
       {"bare-number.toml",
        "bare-number.toml:5:10: key 'memory' = 80 has no unit; write a size as a string with its "
        "unit, e.g. 'memory = \"80 GB\"'"},

@@ -29,6 +29,16 @@ Result<Precision> parse_precision(std::string_view name);
 // Storage bytes per element: 4, 4, 2, 2, 1, 1, 0.5.
 double precision_bytes(Precision p);
 
+// What a GPU achieves of its peak in practice: the calibration of the compute model.
+// Each value comes from published measurements (MAMF GEMM sweeps, BabelStream) or is marked an
+// estimate in the catalog file; a calibration profile replaces them.
+struct Efficiency {
+  double gemm = 0;      // fraction of dense 16-bit peak a large GEMM reaches
+  double gemm_fp8 = 0;  // fraction of dense fp8 peak (0 where the part has no fp8)
+  Flops gemm_half;      // GEMM size at which half of `gemm` is reached (small-GEMM roll-off)
+  double hbm = 0;       // fraction of peak memory bandwidth a streaming kernel reaches
+};
+
 struct Gpu {
   std::string id;                   // "h200-sxm"
   std::string name;                 // "NVIDIA H200 SXM 141 GB"
@@ -42,6 +52,7 @@ struct Gpu {
   int64_t pcie_gen = 0;
   std::string scale_up;         // fabric id of GPU-to-GPU links in its usual node
   int64_t scale_up_domain = 1;  // GPUs one scale-up domain joins (8 on HGX, 1 with PCIe only)
+  std::optional<Efficiency> efficiency;  // nullopt: no calibration, so no time estimates
   std::string source;
   std::string file;
 

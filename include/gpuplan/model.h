@@ -64,6 +64,7 @@ struct Model {
   bool out_bias = false;  // attention output projection bias
   bool mlp_bias = false;
   bool lm_head_bias = false;  // GPT-J
+  bool dropout = false;       // trained with dropout, whose masks the backward pass keeps
   LatentAttention mla;
   MixtureOfExperts moe;
   int64_t extra_prediction_layers = 0;  // DeepSeek MTP modules: not counted in `params`

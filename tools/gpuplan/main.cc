@@ -44,6 +44,10 @@ struct Command {
 constexpr Command kCommands[] = {
     {"fit", "does the model fit in GPU memory: itemised memory, verdict, smallest GPU counts",
      run_fit},
+    {"train", "step time, throughput, MFU and where the time goes for one training layout",
+     run_train},
+    {"scale", "scaling efficiency from 1 to N GPUs, side by side per fabric", run_scale},
+    {"validate", "predicted vs published results, row by row", run_validate},
     {"catalog", "list and show the GPUs, fabrics, models and offers gpuplan knows", run_catalog},
 };
 

@@ -1,0 +1,55 @@
+// The time of NCCL-style collectives over the GPUs of a group, placed as frameworks place them.
+//
+// Alpha-beta model: a collective of S bytes per rank over n ranks takes the bandwidth term
+// S * factor / busbw plus a latency term. `factor` is the one nccl-tests uses to define bus
+// bandwidth (all-reduce 2(n-1)/n, all-gather and reduce-scatter (n-1)/n, all-to-all (n-1)/n),
+// so a measured busbw plugs in directly. A group inside one node runs at the node's bus
+// bandwidth (NVLink/NVSwitch, or PCIe). A group spanning nodes is limited by its share of the
+// nodes' NICs: NCCL runs one ring per NIC ("rail"), so g ranks of a group on a node together get
+// g / gpus_per_node of the node's NIC bandwidth (docs/FORMULAS.md#collectives).
+#ifndef GPUPLAN_COLLECTIVE_H_
+#define GPUPLAN_COLLECTIVE_H_
+
+#include <cstdint>
+
+#include "gpuplan/units.h"
+
+namespace gpuplan {
+
+// What the machines offer to collectives.
+struct Network {
+  int64_t gpus_per_node = 1;
+  BytesPerSecond intra_busbw;  // bus bandwidth of a collective inside one node
+  Seconds intra_latency;       // per ring step inside a node
+  int64_t nics_per_node = 0;
+  BytesPerSecond nic_bandwidth;  // achieved per NIC, per direction
+  Seconds inter_latency;         // per step between nodes
+};
+
+// A group of `ranks` GPUs of which `ranks_per_node` share each node.
+struct Group {
+  int64_t ranks = 1;
+  int64_t ranks_per_node = 1;
+
+  int64_t nodes() const { return (ranks + ranks_per_node - 1) / ranks_per_node; }
+};
+
+// Bus bandwidth the group reaches: the node's inside one node; across nodes the lesser of that
+// and the group's share of the NICs, ranks_per_node * nics * nic_bandwidth / gpus_per_node.
+BytesPerSecond group_busbw(const Group& g, const Network& net);
+
+// Ring inside a node, tree across nodes: steps * latency.
+// All-reduce of `bytes` per rank: 2(n-1)/n * S / busbw + 2 * steps.
+Seconds all_reduce_time(Bytes bytes, const Group& g, const Network& net);
+// All-gather whose output is `bytes` per rank; reduce-scatter whose input is `bytes` per rank:
+// (n-1)/n * S / busbw + steps.
+Seconds all_gather_time(Bytes bytes, const Group& g, const Network& net);
+Seconds reduce_scatter_time(Bytes bytes, const Group& g, const Network& net);
+// All-to-all of `bytes` per rank: (n-1)/n * S / busbw + steps.
+Seconds all_to_all_time(Bytes bytes, const Group& g, const Network& net);
+// Point-to-point transfer between neighbouring pipeline stages.
+Seconds send_recv_time(Bytes bytes, bool crosses_nodes, const Network& net);
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_COLLECTIVE_H_

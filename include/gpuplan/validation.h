@@ -1,0 +1,46 @@
+// Predicted against published: runs gpuplan's models on the rows of a validation file.
+//
+// The file format is specified in data/validation/README.md (from shared/validation): a JSON
+// object {schema: 1, kind: "training" | "inference", rows: [...]}, every row with a model in
+// Hugging Face config.json form, a system (catalog GPU and fabric ids) and a layout. Each row
+// gets error_pct = (predicted - published) / published x 100; a row the models cannot predict
+// is kept with its reason and counts in `rows` but not in `predicted`. A malformed file is an
+// Error naming the row and key.
+#ifndef GPUPLAN_VALIDATION_H_
+#define GPUPLAN_VALIDATION_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuplan/catalog.h"
+#include "gpuplan/result.h"
+#include "gpuplan/training.h"
+
+namespace gpuplan {
+
+struct ValidationEntry {
+  std::string id;
+  std::string metric;     // "step_time_s", "output_tokens_per_s", ...
+  double published = 0;
+  std::optional<double> predicted;
+  double error_pct = 0;   // meaningful only when predicted
+  std::string reason;     // why not predicted
+  std::optional<TrainEstimate> training;  // the estimate behind a training prediction
+};
+
+struct ValidationReport {
+  std::string kind;
+  std::vector<ValidationEntry> entries;
+  int64_t rows = 0;
+  int64_t predicted = 0;
+  double median_abs_error_pct = 0;
+  double max_abs_error_pct = 0;
+};
+
+// Reads and runs a validation file against the catalog's hardware and parameters.
+Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog);
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_VALIDATION_H_

@@ -1,0 +1,234 @@
+#include "gpuplan/validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/model_loader.h"
+
+namespace gpuplan {
+namespace {
+
+using Json = nlohmann::json;
+
+// Typed access to one row's keys; errors name the row and the key path.
+class RowReader {
+ public:
+  RowReader(const Json& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
+
+  Result<const Json*> object(const char* key) const {
+    if (!obj_.contains(key) || !obj_[key].is_object()) {
+      return fail(where_, fmt::format("key '{}' must be an object", key), "see the format README");
+    }
+    return &obj_[key];
+  }
+  Result<std::string> text(const Json& o, const char* key) const {
+    if (!o.contains(key) || !o[key].is_string()) {
+      return fail(where_, fmt::format("key '{}' must be a string", key), "see the format README");
+    }
+    return o[key].get<std::string>();
+  }
+  // A positive integer; when `nullable`, null (or absence) gives 0.
+  Result<int64_t> count(const Json& o, const char* key, bool nullable = false) const {
+    if (nullable && (!o.contains(key) || o[key].is_null())) {
+      return int64_t{0};
+    }
+    if (!o.contains(key) || !o[key].is_number_integer() || o[key].get<int64_t>() < 0) {
+      return fail(where_, fmt::format("key '{}' must be an integer >= 0", key),
+                  o.contains(key) ? fmt::format("found {}", o[key].dump()) : "it is missing");
+    }
+    return o[key].get<int64_t>();
+  }
+  Result<bool> flag(const Json& o, const char* key) const {
+    if (!o.contains(key) || !o[key].is_boolean()) {
+      return fail(where_, fmt::format("key '{}' must be true or false", key), "");
+    }
+    return o[key].get<bool>();
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  const Json& obj_;
+  std::string where_;
+};
+
+// Resolves a row's system against the catalog; an unknown id makes the row unpredictable.
+Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& c) {
+  Cluster cl;
+  std::string id;
+  GPUPLAN_ASSIGN_OR_RETURN(id, r.text(sys, "gpu"));
+  GPUPLAN_ASSIGN_OR_RETURN(cl.gpu, c.gpu(id));
+  GPUPLAN_ASSIGN_OR_RETURN(cl.gpus, r.count(sys, "gpus"));
+  GPUPLAN_ASSIGN_OR_RETURN(cl.gpus_per_node, r.count(sys, "gpus_per_node"));
+  GPUPLAN_ASSIGN_OR_RETURN(id, r.text(sys, "scale_up"));
+  GPUPLAN_ASSIGN_OR_RETURN(cl.scale_up, c.fabric(id));
+  GPUPLAN_ASSIGN_OR_RETURN(id, r.text(sys, "scale_out"));
+  GPUPLAN_ASSIGN_OR_RETURN(cl.scale_out, c.fabric(id));
+  GPUPLAN_ASSIGN_OR_RETURN(cl.nics_per_node, r.count(sys, "nics_per_node"));
+  if (cl.gpus == 0 || cl.gpus_per_node == 0) {
+    return fail(r.where(), "gpus and gpus_per_node must be positive", "");
+  }
+  return cl;
+}
+
+Result<TrainJob> row_job(const RowReader& r, const Json& lay) {
+  TrainJob job;
+  MemoryJob& mj = job.memory;
+  mj.task = Task::kTrain;
+  Parallelism& l = mj.layout;
+  GPUPLAN_ASSIGN_OR_RETURN(l.tp, r.count(lay, "tp"));
+  GPUPLAN_ASSIGN_OR_RETURN(l.pp, r.count(lay, "pp"));
+  GPUPLAN_ASSIGN_OR_RETURN(l.dp, r.count(lay, "dp"));
+  GPUPLAN_ASSIGN_OR_RETURN(mj.micro_batch, r.count(lay, "micro_batch", true));
+  GPUPLAN_ASSIGN_OR_RETURN(job.global_batch, r.count(lay, "global_batch"));
+  GPUPLAN_ASSIGN_OR_RETURN(mj.seq, r.count(lay, "seq_len"));
+  GPUPLAN_ASSIGN_OR_RETURN(l.sequence_parallel, r.flag(lay, "sequence_parallel"));
+  GPUPLAN_ASSIGN_OR_RETURN(l.zero, r.count(lay, "zero"));
+  GPUPLAN_ASSIGN_OR_RETURN(l.virtual_stages, r.count(lay, "virtual_stages", true));
+  if (lay.contains("attention")) {
+    // Optional: the attention kernels the run used. "eager" (2021-22 Megatron-LM and
+    // DeepSpeed: scores materialised, fused softmax) or "flash" (fused, the default).
+    std::string kernel;
+    GPUPLAN_ASSIGN_OR_RETURN(kernel, r.text(lay, "attention"));
+    if (kernel != "eager" && kernel != "flash") {
+      return fail(r.where(), fmt::format("layout.attention '{}' is unknown", kernel),
+                  "expected 'eager' or 'flash'");
+    }
+    mj.flash_attention = kernel == "flash";
+  }
+  if (lay.contains("context_parallel")) {
+    GPUPLAN_ASSIGN_OR_RETURN(job.context_parallel, r.count(lay, "context_parallel"));
+  }
+  std::string text;
+  GPUPLAN_ASSIGN_OR_RETURN(text, r.text(lay, "recompute"));
+  Result<Recompute> rc = parse_recompute(text);
+  if (!rc) {
+    return fail(r.where(), "layout.recompute: " + rc.error().what, rc.error().hint);
+  }
+  mj.recompute = *rc;
+  GPUPLAN_ASSIGN_OR_RETURN(text, r.text(lay, "precision"));
+  Result<Precision> pr = parse_precision(text);
+  if (!pr) {
+    return fail(r.where(), "layout.precision: " + pr.error().what, pr.error().hint);
+  }
+  mj.precision = *pr;
+  if (l.tp == 0 || l.pp == 0 || l.dp == 0 || job.global_batch == 0 || mj.seq == 0 ||
+      job.context_parallel == 0) {
+    return fail(r.where(), "tp, pp, dp, global_batch, seq_len, context_parallel must be >= 1", "");
+  }
+  return job;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) {
+    return 0;
+  }
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return fail(path, "cannot open the file", "check the path");
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    const size_t at = std::min(e.byte, text.size());
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+    return fail(fmt::format("{}:{}", path, line), "not valid JSON", "a validation file is one JSON object");
+  }
+  if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
+    return fail(path, "missing array 'rows'", "see data/validation/README.md for the format");
+  }
+  if (!doc.contains("schema") || doc["schema"] != 1) {
+    return fail(path, "missing or unsupported 'schema'", "this gpuplan reads schema 1");
+  }
+  ValidationReport report;
+  report.kind = doc.value("kind", "");
+  if (report.kind != "training" && report.kind != "inference") {
+    return fail(path, fmt::format("unknown kind '{}'", report.kind),
+                "expected 'training' or 'inference'");
+  }
+  std::vector<double> errors;
+  for (size_t i = 0; i < doc["rows"].size(); ++i) {
+    const Json& row = doc["rows"][i];
+    const std::string id = row.is_object() ? row.value("id", "") : "";
+    const RowReader r(row, fmt::format("{}: row {} '{}'", path, i, id));
+    if (id.empty()) {
+      return fail(r.where(), "every row needs an 'id'", "");
+    }
+    ++report.rows;
+    if (report.kind == "inference") {
+      const Json metrics = row.value("metrics", Json::object());
+      for (const auto& [name, value] : metrics.items()) {
+        ValidationEntry e;
+        e.id = id;
+        e.metric = name;
+        e.published = value.is_number() ? value.get<double>() : 0.0;
+        e.reason = "gpuplan has no inference-time model yet";
+        report.entries.push_back(std::move(e));
+      }
+      continue;
+    }
+    ValidationEntry e;
+    e.id = id;
+    e.metric = row.value("metric", "step_time_s");
+    if (!row.contains("value") || !row["value"].is_number()) {
+      return fail(r.where(), "key 'value' must be a number", "the published figure, in the metric's unit");
+    }
+    e.published = row["value"].get<double>();
+    const Json* model_json = nullptr;
+    const Json* sys = nullptr;
+    const Json* lay = nullptr;
+    GPUPLAN_ASSIGN_OR_RETURN(model_json, r.object("model"));
+    GPUPLAN_ASSIGN_OR_RETURN(sys, r.object("system"));
+    GPUPLAN_ASSIGN_OR_RETURN(lay, r.object("layout"));
+    Result<Model> model = parse_model_config(model_json->dump(), r.where() + " model", id);
+    if (!model) {
+      return std::unexpected(model.error());
+    }
+    TrainJob job;
+    GPUPLAN_ASSIGN_OR_RETURN(job, row_job(r, *lay));
+    Result<Cluster> cluster = row_cluster(r, *sys, catalog);
+    if (e.metric != "step_time_s") {
+      e.reason = fmt::format("metric '{}' is not a training metric gpuplan predicts", e.metric);
+    } else if (!cluster) {
+      e.reason = cluster.error().message();
+    } else if (!cluster->gpu->efficiency) {
+      e.reason = fmt::format("gpu '{}' has no [efficiency] calibration", cluster->gpu->id);
+    } else {
+      // The published run ran, so it fitted: where the memory model disagrees, the estimate is
+      // still made and the disagreement reported (docs/VALIDATION.md).
+      TrainEstimate est = best_training(*model, *cluster, job, catalog.memory_params(),
+                                        catalog.train_params(), MemoryPolicy::kReport);
+      if (!est.feasible) {
+        e.reason = est.reason;
+      } else {
+        e.predicted = est.step.total().si();
+        e.error_pct = (*e.predicted - e.published) / e.published * 100.0;
+        errors.push_back(std::fabs(e.error_pct));
+        ++report.predicted;
+      }
+      e.training = std::move(est);
+    }
+    report.entries.push_back(std::move(e));
+  }
+  report.median_abs_error_pct = median(errors);
+  report.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());
+  return report;
+}
+
+}  // namespace gpuplan
