@@ -4,6 +4,7 @@
 
 #include "gpuplan/catalog.h"
 #include "gpuplan/fit.h"
+#include "gpuplan/training.h"
 
 namespace gpuplan {
 namespace {
@@ -38,6 +39,30 @@ void BM_SmallestFitH200(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(layouts), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SmallestFitH200);
+
+// One training-time estimate: Llama 3.1 405B on 16,384 H100 (tp 8, pp 16, dp 128, 4 virtual
+// stages). Reports estimates per second.
+void BM_TrainingEstimate(benchmark::State& state) {
+  const Model m = *catalog().model("llama-3.1-405b");
+  Cluster c;
+  c.gpu = *catalog().gpu("h100-sxm");
+  c.gpus = 16384;
+  c.gpus_per_node = 8;
+  c.scale_up = *catalog().fabric("nvlink4");
+  c.scale_out = *catalog().fabric("roce-400g");
+  c.nics_per_node = 8;
+  TrainJob job;
+  job.memory.seq = 8192;
+  job.memory.micro_batch = 1;
+  job.memory.layout = Parallelism{8, 16, 128, 4, true, 1};
+  job.global_batch = 2048;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        estimate_training(m, c, job, catalog().memory_params(), catalog().train_params()));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_TrainingEstimate);
 
 }  // namespace
 }  // namespace gpuplan

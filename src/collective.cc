@@ -16,7 +16,9 @@ Seconds pass_latency(const Group& g, const Network& net) {
   return net.intra_latency * in_node + net.inter_latency * across;
 }
 
-double fraction(int64_t n) { return static_cast<double>(n - 1) / static_cast<double>(n); }
+double fraction(int64_t n) {
+  return static_cast<double>(n - 1) / static_cast<double>(n);
+}
 
 }  // namespace
 

@@ -7,8 +7,8 @@
 
 #include "gpuplan/hardware.h"
 #include "gpuplan/memory.h"
-#include "gpuplan/training.h"
 #include "gpuplan/result.h"
+#include "gpuplan/training.h"
 #include "toml_reader.h"
 
 namespace gpuplan::detail {

@@ -1,9 +1,9 @@
 #include "gpuplan/training.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace gpuplan {
 namespace {
@@ -32,21 +32,19 @@ LayerTimes layer_forward(const Model& m, int64_t layer, const Gpu& gpu, const Tr
   const bool fp8 = mj.precision == Precision::kFp8 && gpu.peak_for(Precision::kFp8);
   const Precision half_precision =
       gpu.peak_for(Precision::kBf16) ? Precision::kBf16 : Precision::kFp16;
-  const Precision compute =
-      mj.precision == Precision::kFp32 || mj.precision == Precision::kTf32 ? mj.precision
-                                                                           : half_precision;
+  const Precision compute = mj.precision == Precision::kFp32 || mj.precision == Precision::kTf32
+                                ? mj.precision
+                                : half_precision;
   const FlopsPerSecond peak16 = gpu.peak_for(compute).value_or(FlopsPerSecond(0));
   const FlopsPerSecond gemm_peak = fp8 ? *gpu.peak_for(Precision::kFp8) : peak16;
   const double gemm_eff = fp8 ? e.gemm_fp8 : e.gemm;
   const double t = static_cast<double>(mj.layout.tp);
-  const double tokens = static_cast<double>(mj.micro_batch * mj.seq) /
-                        static_cast<double>(job.context_parallel);
+  const double tokens =
+      static_cast<double>(mj.micro_batch * mj.seq) / static_cast<double>(job.context_parallel);
   const double h = static_cast<double>(m.hidden);
 
   LayerTimes out;
-  auto gemm = [&](double flops) {
-    out.gemm += gemm_time(flops, gemm_peak, gemm_eff, e.gemm_half);
-  };
+  auto gemm = [&](double flops) { out.gemm += gemm_time(flops, gemm_peak, gemm_eff, e.gemm_half); };
   const LayerParameters lp = layer_parameters(m, layer);
   const bool moe_layer = m.is_moe() && layer >= m.moe.dense_layers;
   const double q = static_cast<double>(m.heads * m.head_dim);
@@ -56,8 +54,8 @@ LayerTimes layer_forward(const Model& m, int64_t layer, const Gpu& gpu, const Tr
     const double expert =
         (m.gated_mlp ? 3.0 : 2.0) * h * static_cast<double>(m.moe.expert_intermediate);
     // Routed tokens spread evenly: one GEMM per expert of tokens * k / E rows.
-    const double per_expert = tokens * static_cast<double>(m.moe.experts_per_token) /
-                              static_cast<double>(m.moe.experts);
+    const double per_expert =
+        tokens * static_cast<double>(m.moe.experts_per_token) / static_cast<double>(m.moe.experts);
     for (int64_t x = 0; x < m.moe.experts; ++x) {
       gemm(2.0 * per_expert * expert / t);
     }
@@ -66,8 +64,8 @@ LayerTimes layer_forward(const Model& m, int64_t layer, const Gpu& gpu, const Tr
     }
     const double router = h * static_cast<double>(m.moe.experts);
     gemm(2.0 * tokens * router);
-    mlp_weights = static_cast<double>(m.moe.experts_per_token + m.moe.shared_experts) * expert +
-                  router;
+    mlp_weights =
+        static_cast<double>(m.moe.experts_per_token + m.moe.shared_experts) * expert + router;
   } else {
     const double i = static_cast<double>(m.intermediate);
     gemm(2.0 * tokens * h * i * (m.gated_mlp ? 2.0 : 1.0) / t);
@@ -84,8 +82,7 @@ LayerTimes layer_forward(const Model& m, int64_t layer, const Gpu& gpu, const Tr
   // Attention core: QK^T and scores x V, 2 x 2 x s x (a d) per query token; fused causal
   // kernels skip the masked half, the eager kernels of 2021-22 computed it.
   const double causal = mj.flash_attention ? 0.5 : 1.0;
-  const double attention_flops =
-      4.0 * tokens * static_cast<double>(mj.seq) * q * causal / t;
+  const double attention_flops = 4.0 * tokens * static_cast<double>(mj.seq) * q * causal / t;
   out.attention = Flops(attention_flops) / (peak16 * (e.gemm * p.attention_efficiency));
   // Memory-bound work: norms, activation functions, dropout, residuals, softmax. Their traffic
   // scales with the activations a layer stores.
@@ -96,7 +93,8 @@ LayerTimes layer_forward(const Model& m, int64_t layer, const Gpu& gpu, const Tr
   if (fp8) {
     // fp8 GEMMs (TransformerEngine) cast their 16-bit inputs every pass: read 2 bytes, write 1,
     // for the activations entering the GEMMs and for this rank's weights.
-    const double inputs = moe_layer ? 2.0 * h + q : 2.0 * h + q + static_cast<double>(m.intermediate) / t;
+    const double inputs =
+        moe_layer ? 2.0 * h + q : 2.0 * h + q + static_cast<double>(m.intermediate) / t;
     const double weights = static_cast<double>(lp.active_matmul) / t;
     traffic += Bytes(3.0 * (tokens * inputs + weights));
   }
@@ -111,7 +109,9 @@ Group place(int64_t ranks, int64_t stride, int64_t gpus_per_node) {
   return Group{ranks, std::min(ranks, per_node)};
 }
 
-std::string gib_text(Bytes b) { return fmt::format("{:.1f} GiB", b / GiB(1)); }
+std::string gib_text(Bytes b) {
+  return fmt::format("{:.1f} GiB", b / GiB(1));
+}
 
 }  // namespace
 
@@ -156,15 +156,15 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   };
   const int64_t cp = job.context_parallel;
   if (l.tp * l.pp * l.dp * cp != c.gpus) {
-    return infeasible(fmt::format("tp {} x pp {} x dp {} x cp {} = {} GPUs, not the {} given",
-                                  l.tp, l.pp, l.dp, cp, l.tp * l.pp * l.dp * cp, c.gpus));
+    return infeasible(fmt::format("tp {} x pp {} x dp {} x cp {} = {} GPUs, not the {} given", l.tp,
+                                  l.pp, l.dp, cp, l.tp * l.pp * l.dp * cp, c.gpus));
   }
   if (auto problem = layout_problem(m, mj)) {
     return infeasible(*problem);
   }
   if (mj.seq % cp != 0) {
-    return infeasible(fmt::format("context parallel {} does not divide the sequence of {} tokens",
-                                  cp, mj.seq));
+    return infeasible(
+        fmt::format("context parallel {} does not divide the sequence of {} tokens", cp, mj.seq));
   }
   if (job.global_batch % (l.dp * mj.micro_batch) != 0) {
     return infeasible(fmt::format("global batch {} is not a multiple of dp {} x micro-batch {}",
@@ -173,9 +173,9 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   const int64_t micro_batches = job.global_batch / (l.dp * mj.micro_batch);
   est.micro_batches = micro_batches;
   if (l.virtual_stages > 1 && micro_batches % l.pp != 0) {
-    return infeasible(fmt::format(
-        "the interleaved schedule needs the {} micro-batches to be a multiple of pp {}",
-        micro_batches, l.pp));
+    return infeasible(
+        fmt::format("the interleaved schedule needs the {} micro-batches to be a multiple of pp {}",
+                    micro_batches, l.pp));
   }
 
   // Memory, with the pipeline's real number of micro-batches in flight.
@@ -186,9 +186,9 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   est.usable = gpu.memory_usable;
   est.fits_memory = est.memory.total() <= gpu.memory_usable;
   if (!est.fits_memory) {
-    est.memory_note = fmt::format("the memory model says it needs {} per GPU, {} has {} usable",
-                                  gib_text(est.memory.total()), gpu.id,
-                                  gib_text(gpu.memory_usable));
+    est.memory_note =
+        fmt::format("the memory model says it needs {} per GPU, {} has {} usable",
+                    gib_text(est.memory.total()), gpu.id, gib_text(gpu.memory_usable));
   }
 
   const Network net = cluster_network(c, p);
@@ -230,10 +230,9 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
       if (cp > 1) {
         // Ring attention exchanges K and V: an all-gather forward, a reduce-scatter backward,
         // hidden behind the attention kernels (forward and backward) when they are long enough.
-        const double kv_gpu = static_cast<double>(m.head_dim) *
-                              std::max(1.0, static_cast<double>(m.kv_heads) / t);
-        const Bytes kv_bytes =
-            Bytes(2.0 * tokens_mb * static_cast<double>(cp) * kv_gpu * 2.0);
+        const double kv_gpu =
+            static_cast<double>(m.head_dim) * std::max(1.0, static_cast<double>(m.kv_heads) / t);
+        const Bytes kv_bytes = Bytes(2.0 * tokens_mb * static_cast<double>(cp) * kv_gpu * 2.0);
         const Seconds exchange = all_gather_time(kv_bytes, cp_group, net) * 2.0;
         cp_comm += Seconds(std::max(0.0, (exchange - f.attention * 3.5).si()));
       }
@@ -242,9 +241,9 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
     if (s + 1 == layers.size()) {
       // Output head and its backward on the last stage: 3 x 2 T h V / t.
       const Efficiency& e = *gpu.efficiency;
-      const FlopsPerSecond peak = gpu.peak_for(Precision::kBf16)
-                                      .value_or(gpu.peak_for(Precision::kFp16).value_or(
-                                          FlopsPerSecond(1)));
+      const FlopsPerSecond peak =
+          gpu.peak_for(Precision::kBf16)
+              .value_or(gpu.peak_for(Precision::kFp16).value_or(FlopsPerSecond(1)));
       const Seconds head = gemm_time(2.0 * tokens_mb * static_cast<double>(m.hidden * m.vocab) / t,
                                      peak, e.gemm, e.gemm_half);
       compute += head * 3.0;
@@ -272,8 +271,8 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   if (l.pp > 1) {
     const double v = static_cast<double>(l.virtual_stages);
     st.bubble = per_mb * (static_cast<double>(l.pp - 1) / v);
-    const Bytes boundary = Bytes(tokens_mb * static_cast<double>(m.hidden) * 2.0 /
-                                 (l.sequence_parallel ? t : 1.0));
+    const Bytes boundary =
+        Bytes(tokens_mb * static_cast<double>(m.hidden) * 2.0 / (l.sequence_parallel ? t : 1.0));
     const bool crosses = l.tp * cp * l.dp >= c.gpus_per_node;
     const Seconds hop = send_recv_time(boundary, crosses, net);
     st.pp_comm = hop * (2.0 * v * (m_count + static_cast<double>(l.pp - 1)));
@@ -322,11 +321,12 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   const double gpus = static_cast<double>(c.gpus);
   est.model_flops_per_gpu = Flops(model_flops / gpus) / step;
   const double recompute_share = (st.compute.si() > 0) ? st.recompute / st.compute : 0.0;
-  est.hardware_flops_per_gpu = est.model_flops_per_gpu * (1.0 / std::max(1e-9, 1.0 - recompute_share));
-  const Precision peak_precision = mj.precision == Precision::kFp8 && gpu.peak_for(Precision::kFp8)
-                                       ? Precision::kFp8
-                                       : (gpu.peak_for(Precision::kBf16) ? Precision::kBf16
-                                                                         : Precision::kFp16);
+  est.hardware_flops_per_gpu =
+      est.model_flops_per_gpu * (1.0 / std::max(1e-9, 1.0 - recompute_share));
+  const Precision peak_precision =
+      mj.precision == Precision::kFp8 && gpu.peak_for(Precision::kFp8)
+          ? Precision::kFp8
+          : (gpu.peak_for(Precision::kBf16) ? Precision::kBf16 : Precision::kFp16);
   const double peak = gpu.peak_for(peak_precision)->si();
   est.mfu = est.model_flops_per_gpu.si() / peak;
   est.hfu = est.hardware_flops_per_gpu.si() / peak;
@@ -335,8 +335,8 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
     est.gpu_hours = est.time_to_train.si() / 3600.0 * gpus;
     est.energy_joules = est.time_to_train.si() * gpu.tdp.si() * gpus;
     if (job.price_per_gpu_hour) {
-      est.cost = Money{job.price_per_gpu_hour->amount * est.gpu_hours,
-                       job.price_per_gpu_hour->currency};
+      est.cost =
+          Money{job.price_per_gpu_hour->amount * est.gpu_hours, job.price_per_gpu_hour->currency};
     }
   }
   est.feasible = true;
@@ -386,10 +386,9 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
       const bool faster = e.step.total() < best.step.total();
       const bool better =
           !best.feasible ||
-          (policy == MemoryPolicy::kReport
-               ? faster
-               : (e.fits_memory && !best.fits_memory) ||
-                     (e.fits_memory == best.fits_memory && faster));
+          (policy == MemoryPolicy::kReport ? faster
+                                           : (e.fits_memory && !best.fits_memory) ||
+                                                 (e.fits_memory == best.fits_memory && faster));
       if (better) {
         best = std::move(e);
       }

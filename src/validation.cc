@@ -1,12 +1,12 @@
 #include "gpuplan/validation.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <sstream>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "gpuplan/model_loader.h"
 
@@ -148,7 +148,8 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
   } catch (const Json::parse_error& e) {
     const size_t at = std::min(e.byte, text.size());
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
-    return fail(fmt::format("{}:{}", path, line), "not valid JSON", "a validation file is one JSON object");
+    return fail(fmt::format("{}:{}", path, line), "not valid JSON",
+                "a validation file is one JSON object");
   }
   if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
     return fail(path, "missing array 'rows'", "see data/validation/README.md for the format");
@@ -187,7 +188,8 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
     e.id = id;
     e.metric = row.value("metric", "step_time_s");
     if (!row.contains("value") || !row["value"].is_number()) {
-      return fail(r.where(), "key 'value' must be a number", "the published figure, in the metric's unit");
+      return fail(r.where(), "key 'value' must be a number",
+                  "the published figure, in the metric's unit");
     }
     e.published = row["value"].get<double>();
     const Json* model_json = nullptr;

@@ -44,10 +44,10 @@ struct Cluster {
 };
 
 struct TrainJob {
-  MemoryJob memory;               // task, precision, recompute, layout, seq, micro-batch
-  int64_t context_parallel = 1;   // CP ranks splitting each sequence
-  int64_t global_batch = 0;       // sequences per optimizer step
-  double tokens = 0;              // token budget for time-to-train; 0: none
+  MemoryJob memory;              // task, precision, recompute, layout, seq, micro-batch
+  int64_t context_parallel = 1;  // CP ranks splitting each sequence
+  int64_t global_batch = 0;      // sequences per optimizer step
+  double tokens = 0;             // token budget for time-to-train; 0: none
   std::optional<Money> price_per_gpu_hour;
 };
 
@@ -71,22 +71,22 @@ struct StepTime {
 
 struct TrainEstimate {
   bool feasible = false;
-  std::string reason;        // why not, when infeasible
+  std::string reason;  // why not, when infeasible
   // The memory model's verdict. A layout that does not fit is still timed (a published run
   // that did fit shows the memory model's error), but callers must show the verdict.
   bool fits_memory = false;
   std::string memory_note;
-  TrainJob job;              // as estimated (micro-batch and virtual stages resolved)
-  MemoryBreakdown memory;    // heaviest GPU
+  TrainJob job;            // as estimated (micro-batch and virtual stages resolved)
+  MemoryBreakdown memory;  // heaviest GPU
   Bytes usable;
-  int64_t micro_batches = 0; // per pipeline per step
+  int64_t micro_batches = 0;  // per pipeline per step
   StepTime step;
   double tokens_per_s = 0;
   FlopsPerSecond model_flops_per_gpu;     // useful work (no recompute) per GPU per second
   FlopsPerSecond hardware_flops_per_gpu;  // what the GPUs executed, recompute included
   double mfu = 0;
   double hfu = 0;
-  Seconds time_to_train;   // for job.tokens; 0 when no budget
+  Seconds time_to_train;  // for job.tokens; 0 when no budget
   double gpu_hours = 0;
   double energy_joules = 0;  // at TDP: an upper bound
   std::optional<Money> cost;

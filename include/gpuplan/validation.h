@@ -21,11 +21,11 @@ namespace gpuplan {
 
 struct ValidationEntry {
   std::string id;
-  std::string metric;     // "step_time_s", "output_tokens_per_s", ...
+  std::string metric;  // "step_time_s", "output_tokens_per_s", ...
   double published = 0;
   std::optional<double> predicted;
-  double error_pct = 0;   // meaningful only when predicted
-  std::string reason;     // why not predicted
+  double error_pct = 0;                   // meaningful only when predicted
+  std::string reason;                     // why not predicted
   std::optional<TrainEstimate> training;  // the estimate behind a training prediction
 };
 

@@ -1,4 +1,184 @@
+// gpuplan train MODEL --gpu ID --gpus N --tp T --pp P ... : the step time of one training layout,
+// where it goes, throughput, MFU, and the time, GPU-hours, energy and cost of a token budget.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+
 #include "command.h"
+#include "report.h"
+#include "train_report.h"
+
 namespace gpuplan::cli {
-int run_train(const std::vector<std::string>&) { return 0; }
+namespace {
+
+constexpr const char* kName = "train";
+
+// "3.5 USD/h" -> Money.
+Result<Money> parse_price(const std::string& text) {
+  double amount = 0;
+  char currency[8] = {0};
+  if (std::sscanf(text.c_str(), "%lf %3[A-Z]/h", &amount, currency) != 2 || amount < 0) {
+    return fail("--price", fmt::format("'{}' is not a price per GPU-hour", text),
+                "write it as e.g. '2.5 USD/h' or '14 BRL/h'");
+  }
+  return Money{amount, currency};
 }
+
+}  // namespace
+
+int run_train(const std::vector<std::string>& args) {
+  CLI::App app("Step time, throughput, MFU and where the time goes for one training layout.",
+               args.front());
+  std::string model_id;
+  ClusterFlags cf;
+  int64_t tp = 1, pp = 1, dp = 0, cp = 1, micro_batch = 0, virtual_stages = 1, zero = 0;
+  int64_t global_batch = 0, seq = 0;
+  double tokens = 0;
+  std::string recompute = "none", precision = "bf16", attention = "flash", price_text, data;
+  bool sp = false, json = false;
+  app.add_option("model", model_id, "catalog model id or path to a config.json")->required();
+  app.add_option("--gpu", cf.gpu, "catalog GPU id");
+  app.add_option("--offer", cf.offer, "catalog offer: GPU, node size, fabrics and price");
+  app.add_option("--gpus", cf.gpus, "total GPUs")->required();
+  app.add_option("--gpus-per-node", cf.gpus_per_node, "GPUs per node (default 8 or the offer's)");
+  app.add_option("--scale-up", cf.scale_up, "fabric inside a node (default: the GPU's)");
+  app.add_option("--scale-out", cf.scale_out, "fabric between nodes (per NIC)");
+  app.add_option("--nics-per-node", cf.nics_per_node, "NICs per node (default one per GPU)");
+  app.add_option("--tp", tp, "tensor-parallel size (default 1)");
+  app.add_option("--pp", pp, "pipeline stages (default 1)");
+  app.add_option("--dp", dp, "data-parallel size (default: GPUs / (tp pp cp))");
+  app.add_option("--cp", cp, "context-parallel size (default 1)");
+  app.add_option("--micro-batch", micro_batch,
+                 "sequences per micro-batch (default 0: the fastest that fits)");
+  app.add_option("--global-batch", global_batch, "sequences per optimizer step")->required();
+  app.add_option("--seq", seq, "tokens per sequence")->required();
+  app.add_option("--recompute", recompute, "none | selective | full (default none)");
+  app.add_option("--zero", zero, "ZeRO stage 0..3 (default 0)");
+  app.add_flag("--sequence-parallel", sp, "sequence parallelism with TP");
+  app.add_option("--virtual-stages", virtual_stages,
+                 "interleaved chunks per stage (default 1; 0: the fastest)");
+  app.add_option("--precision", precision, "bf16 | fp16 | fp8 | fp32 (default bf16)");
+  app.add_option("--attention", attention, "flash | eager (default flash)");
+  app.add_option("--tokens", tokens, "token budget for time-to-train, e.g. 1e12");
+  app.add_option("--price", price_text,
+                 "price per GPU-hour, e.g. '2.5 USD/h' (default: the offer's)");
+  app.add_flag("--json", json, "print JSON");
+  app.add_option("--data", data, "catalog directory");
+  std::vector<const char*> argv;
+  for (const std::string& a : args)
+    argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return report_error(kName, Error{"", e.what(), "run 'gpuplan train --help'"}, kExitUsage);
+  }
+  for (const auto& [flag, v] :
+       std::vector<std::pair<const char*, int64_t>>{{"--gpus", cf.gpus},
+                                                    {"--tp", tp},
+                                                    {"--pp", pp},
+                                                    {"--cp", cp},
+                                                    {"--global-batch", global_batch},
+                                                    {"--seq", seq}}) {
+    if (v <= 0) {
+      return report_error(
+          kName, Error{flag, fmt::format("must be a positive integer, got {}", v), ""}, kExitUsage);
+    }
+  }
+  if (micro_batch < 0 || virtual_stages < 0 || dp < 0 || zero < 0 || zero > 3 || tokens < 0) {
+    return report_error(
+        kName,
+        Error{"", "--micro-batch, --virtual-stages, --dp, --tokens must be >= 0 and --zero 0..3",
+              ""},
+        kExitUsage);
+  }
+  if (attention != "flash" && attention != "eager") {
+    return report_error(kName,
+                        Error{"--attention", fmt::format("unknown kernel '{}'", attention),
+                              "expected 'flash' or 'eager'"},
+                        kExitUsage);
+  }
+  Result<Recompute> rc = parse_recompute(recompute);
+  if (!rc)
+    return report_error(kName, Error{"--recompute", rc.error().what, rc.error().hint}, kExitUsage);
+  Result<Precision> pr = parse_precision(precision);
+  if (!pr)
+    return report_error(kName, Error{"--precision", pr.error().what, pr.error().hint}, kExitUsage);
+
+  Result<Catalog> catalog = load_catalog(data);
+  if (!catalog)
+    return report_error(kName, catalog.error());
+  Result<Model> model = catalog->model(model_id);
+  if (!model)
+    return report_error(kName, model.error());
+  std::optional<Money> price;
+  Result<Cluster> cluster = make_cluster(*catalog, cf, &price);
+  if (!cluster)
+    return report_error(kName, cluster.error());
+  if (!price_text.empty()) {
+    Result<Money> p = parse_price(price_text);
+    if (!p)
+      return report_error(kName, p.error(), kExitUsage);
+    price = *p;
+  }
+  if (dp == 0) {
+    if (cf.gpus % (tp * pp * cp) != 0) {
+      return report_error(kName, Error{"layout",
+                                       fmt::format("tp {} x pp {} x cp {} does not divide {} GPUs",
+                                                   tp, pp, cp, cf.gpus),
+                                       "choose sizes whose product divides --gpus"});
+    }
+    dp = cf.gpus / (tp * pp * cp);
+  }
+  TrainJob job;
+  job.memory.task = Task::kTrain;
+  job.memory.precision = *pr;
+  job.memory.recompute = *rc;
+  job.memory.seq = seq;
+  job.memory.micro_batch = micro_batch;
+  job.memory.flash_attention = attention == "flash";
+  job.memory.layout = Parallelism{tp, pp, dp, virtual_stages, sp, zero};
+  job.context_parallel = cp;
+  job.global_batch = global_batch;
+  job.tokens = tokens;
+  job.price_per_gpu_hour = price;
+  if (tp * pp * dp * cp != cf.gpus) {
+    return report_error(kName, Error{"layout",
+                                     fmt::format("tp {} x pp {} x dp {} x cp {} = {} GPUs, not {}",
+                                                 tp, pp, dp, cp, tp * pp * dp * cp, cf.gpus),
+                                     "the layout must use every GPU"});
+  }
+  if (auto problem = layout_problem(*model, job.memory)) {
+    return report_error(kName, Error{"layout", *problem, "choose sizes that suit the model"});
+  }
+  const TrainEstimate e =
+      best_training(*model, *cluster, job, catalog->memory_params(), catalog->train_params());
+  if (json) {
+    JsonWriter w;
+    w.begin_object()
+        .field("model", model->id)
+        .field("gpu", cluster->gpu->id)
+        .field("gpus", cluster->gpus)
+        .field("gpus_per_node", cluster->gpus_per_node)
+        .field("scale_up", cluster->scale_up->id)
+        .field("scale_out", cluster->scale_out ? cluster->scale_out->id : std::string());
+    write_train_json(w, e);
+    w.end_object();
+    fmt::print("{}", w.str());
+    return kExitOk;
+  }
+  fmt::print("model   {}: {} parameters, global batch {} x {} tokens\n", model->id,
+             grouped(count_parameters(*model).total), global_batch, grouped(seq));
+  fmt::print("cluster {} x {} ({} per node on {}{})\n", cluster->gpus, cluster->gpu->id,
+             cluster->gpus_per_node, cluster->scale_up->id,
+             cluster->scale_out ? fmt::format(", {} x {} per node between nodes",
+                                              cluster->nics_per_node, cluster->scale_out->id)
+                                : std::string());
+  print_train_text(e);
+  return kExitOk;
+}
+
+}  // namespace gpuplan::cli

@@ -1,6 +1,7 @@
 // gpuplan validate FILE [--json]: predicted vs published for every row of a validation file.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "command.h"
 #include "gpuplan/json_writer.h"
@@ -33,9 +34,13 @@ void print_json(const ValidationReport& r) {
     w.end_object();
   }
   w.end_array();
-  w.key("summary").begin_object().field("rows", r.rows).field("predicted", r.predicted)
+  w.key("summary")
+      .begin_object()
+      .field("rows", r.rows)
+      .field("predicted", r.predicted)
       .field("median_abs_error_pct", r.median_abs_error_pct)
-      .field("max_abs_error_pct", r.max_abs_error_pct).end_object();
+      .field("max_abs_error_pct", r.max_abs_error_pct)
+      .end_object();
   w.end_object();
   fmt::print("{}", w.str());
 }
@@ -51,8 +56,8 @@ void print_text(const ValidationReport& r) {
       continue;
     }
     std::vector<std::string> row = {e.id, fmt::format("{:.4g}", e.published),
-                                     fmt::format("{:.4g}", *e.predicted),
-                                     fmt::format("{:+.1f}", e.error_pct)};
+                                    fmt::format("{:.4g}", *e.predicted),
+                                    fmt::format("{:+.1f}", e.error_pct)};
     if (e.training) {
       const TrainEstimate& est = *e.training;
       const StepTime& s = est.step;
@@ -67,8 +72,8 @@ void print_text(const ValidationReport& r) {
     }
     t.add(row);
   }
-  fmt::print("{} rows, metric {} (published vs predicted, seconds per optimizer step)\n\n",
-             r.kind, r.kind == "training" ? "step_time_s" : "per row");
+  fmt::print("{} rows, metric {} (published vs predicted, seconds per optimizer step)\n\n", r.kind,
+             r.kind == "training" ? "step_time_s" : "per row");
   fmt::print("{}", t.str());
   fmt::print("\nsummary: {} rows, {} predicted, median |error| {:.1f} %, max |error| {:.1f} %\n",
              r.rows, r.predicted, r.median_abs_error_pct, r.max_abs_error_pct);
@@ -87,7 +92,8 @@ int run_validate(const std::vector<std::string>& args) {
   app.add_flag("--json", json, "print JSON");
   app.add_option("--data", data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
   std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
+  for (const std::string& a : args)
+    argv.push_back(a.c_str());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::CallForHelp&) {
@@ -97,9 +103,11 @@ int run_validate(const std::vector<std::string>& args) {
     return report_error(kName, Error{"", e.what(), "run 'gpuplan validate --help'"}, kExitUsage);
   }
   Result<Catalog> c = load_catalog(data);
-  if (!c) return report_error(kName, c.error());
+  if (!c)
+    return report_error(kName, c.error());
   Result<ValidationReport> r = run_validation(file, *c);
-  if (!r) return report_error(kName, r.error());
+  if (!r)
+    return report_error(kName, r.error());
   if (json) {
     print_json(*r);
   } else {

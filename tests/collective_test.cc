@@ -1,0 +1,65 @@
+#include "gpuplan/collective.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuplan {
+namespace {
+
+// A DGX-A100-like node without latency, so the bandwidth terms can be checked exactly.
+Network dgx(double nic_gbps, int64_t nics) {
+  Network n;
+  n.gpus_per_node = 8;
+  n.intra_busbw = BytesPerSecond(230e9);
+  n.intra_latency = Seconds(0);
+  n.nics_per_node = nics;
+  n.nic_bandwidth = BytesPerSecond(nic_gbps * 1e9);
+  n.inter_latency = Seconds(0);
+  return n;
+}
+
+TEST(AllReduce, MatchesTheRingClosedFormInsideANode) {
+  // 2 (n-1)/n S / busbw = 2 * 7/8 * 1 GB / 230 GB/s = 7.609 ms.
+  const Seconds t = all_reduce_time(GB(1), Group{8, 8}, dgx(24, 8));
+  EXPECT_NEAR(t.si(), 2.0 * 7 / 8 * 1e9 / 230e9, 1e-12);
+}
+
+TEST(AllReduce, AcrossNodesUsesTheGroupsShareOfTheNics) {
+  // 8 ranks per node and 8 HDR NICs of 24 GB/s: min(230, 8 * 24) = 192 GB/s, NVIDIA's own
+  // measurement on DGX A100 (NVIDIA/nccl#812).
+  EXPECT_DOUBLE_EQ(group_busbw(Group{64, 8}, dgx(24, 8)).si(), 192e9);
+  // One rank per node (a DP group beside tp = 8): one NIC's worth, 24 GB/s.
+  EXPECT_DOUBLE_EQ(group_busbw(Group{64, 1}, dgx(24, 8)).si(), 24e9);
+  // Four NICs for eight GPUs: two ranks per node get 2/8 of 4 x 24 = 24 GB/s.
+  EXPECT_DOUBLE_EQ(group_busbw(Group{64, 2}, dgx(24, 4)).si(), 24e9);
+}
+
+TEST(AllGather, IsHalfAnAllReduce) {
+  // (n-1)/n S / busbw: half the all-reduce's bandwidth term, equal to a reduce-scatter.
+  const Network n = dgx(24, 8);
+  const Group g{16, 8};
+  EXPECT_NEAR(all_gather_time(GB(2), g, n).si() * 2, all_reduce_time(GB(2), g, n).si(), 1e-12);
+  EXPECT_DOUBLE_EQ(all_gather_time(GB(2), g, n).si(), reduce_scatter_time(GB(2), g, n).si());
+}
+
+TEST(Collectives, AddOneLatencyPerStep) {
+  // Ring inside a node (7 steps), tree over 4 nodes (2 steps); an all-reduce makes two passes.
+  Network n = dgx(24, 8);
+  n.intra_latency = Seconds(1e-6);
+  n.inter_latency = Seconds(10e-6);
+  const Group g{32, 8};
+  const double bandwidth = 2.0 * 31 / 32 * 1e6 / 192e9;
+  EXPECT_NEAR(all_reduce_time(Bytes(1e6), g, n).si(), bandwidth + 2 * (7 * 1e-6 + 2 * 10e-6),
+              1e-12);
+  EXPECT_EQ(all_reduce_time(GB(1), Group{1, 1}, n).si(), 0.0);  // nothing to reduce
+}
+
+TEST(Collectives, MoreBandwidthIsNeverSlower) {
+  for (double nic = 5; nic <= 100; nic += 5) {
+    EXPECT_LE(all_reduce_time(GB(1), Group{64, 8}, dgx(nic + 5, 8)).si(),
+              all_reduce_time(GB(1), Group{64, 8}, dgx(nic, 8)).si())
+        << nic;
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,72 @@
+#include "gpuplan/validation.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace gpuplan {
+namespace {
+
+std::string fixture(const char* name) {
+  return std::string(GPUPLAN_TEST_DATA_DIR) + "/validation/" + name;
+}
+
+class ValidationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
+    ASSERT_TRUE(c.has_value()) << c.error().message();
+    catalog_.emplace(std::move(*c));
+  }
+  std::optional<Catalog> catalog_;
+};
+
+TEST_F(ValidationTest, PredictsKnownRowsAndExplainsTheOthers) {
+  Result<ValidationReport> r = run_validation(fixture("small-training.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->kind, "training");
+  EXPECT_EQ(r->rows, 3);
+  EXPECT_EQ(r->predicted, 2);
+  ASSERT_EQ(r->entries.size(), 3U);
+  for (int i = 0; i < 2; ++i) {
+    const ValidationEntry& e = r->entries[static_cast<size_t>(i)];
+    ASSERT_TRUE(e.predicted.has_value()) << e.id << ": " << e.reason;
+    // error_pct = (predicted - published) / published x 100.
+    EXPECT_DOUBLE_EQ(e.error_pct, (*e.predicted - e.published) / e.published * 100.0);
+  }
+  const ValidationEntry& unknown = r->entries[2];
+  EXPECT_FALSE(unknown.predicted.has_value());
+  EXPECT_EQ(unknown.reason,
+            "unknown gpu 'h300-sxm'; did you mean 'h100-sxm'? (gpuplan catalog list gpus)");
+  // The summary covers the predicted rows only: the larger |error| is the max.
+  const double a = std::fabs(r->entries[0].error_pct);
+  const double b = std::fabs(r->entries[1].error_pct);
+  EXPECT_DOUBLE_EQ(r->max_abs_error_pct, std::max(a, b));
+  EXPECT_DOUBLE_EQ(r->median_abs_error_pct, (a + b) / 2);
+}
+
+TEST_F(ValidationTest, InferenceRowsAreListedPerMetricUntilTheServingModelExists) {
+  Result<ValidationReport> r = run_validation(fixture("small-inference.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->rows, 1);
+  EXPECT_EQ(r->predicted, 0);
+  ASSERT_EQ(r->entries.size(), 2U);
+  EXPECT_EQ(r->entries[0].reason, "gpuplan has no inference-time model yet");
+}
+
+TEST_F(ValidationTest, MalformedFilesAreErrors) {
+  Result<ValidationReport> a = run_validation(fixture("no-rows.json"), *catalog_);
+  ASSERT_FALSE(a.has_value());
+  EXPECT_EQ(a.error().what, "missing array 'rows'");
+  Result<ValidationReport> b = run_validation(fixture("missing-layout.json"), *catalog_);
+  ASSERT_FALSE(b.has_value());
+  EXPECT_EQ(b.error().message(), fixture("missing-layout.json") +
+                                     ": row 0 'R1': key 'layout' must be an object; see the "
+                                     "format README");
+  Result<ValidationReport> c = run_validation(fixture("absent.json"), *catalog_);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().what, "cannot open the file");
+}
+
+}  // namespace
+}  // namespace gpuplan

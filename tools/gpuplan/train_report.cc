@@ -1,0 +1,221 @@
+#include "train_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "report.h"
+
+namespace gpuplan::cli {
+
+Result<Cluster> make_cluster(const Catalog& c, const ClusterFlags& f, std::optional<Money>* price) {
+  auto flagged = [](const char* flag, const Error& e) {
+    return std::unexpected(Error{flag, e.what, e.hint});
+  };
+  Cluster cl;
+  cl.gpus = f.gpus;
+  std::string gpu = f.gpu;
+  std::string up = f.scale_up;
+  std::string out = f.scale_out;
+  cl.gpus_per_node = f.gpus_per_node;
+  cl.nics_per_node = f.nics_per_node;
+  if (!f.offer.empty()) {
+    Result<const Offer*> o = c.offer(f.offer);
+    if (!o)
+      return flagged("--offer", o.error());
+    const Offer& offer = **o;
+    gpu = offer.gpu;
+    if (up.empty())
+      up = offer.scale_up;
+    if (out.empty())
+      out = offer.scale_out;
+    if (cl.gpus_per_node == 0)
+      cl.gpus_per_node = offer.gpus_per_node;
+    if (cl.nics_per_node == 0)
+      cl.nics_per_node = offer.nics_per_node;
+    if (offer.price_per_node_hour && price != nullptr) {
+      *price = Money{offer.price_per_node_hour->amount / static_cast<double>(offer.gpus_per_node),
+                     offer.price_per_node_hour->currency};
+    }
+    if (f.gpus > offer.gpus_per_node * offer.max_nodes) {
+      return fail("--gpus",
+                  fmt::format("{} GPUs exceed offer '{}' ({} nodes of {})", f.gpus, offer.id,
+                              offer.max_nodes, offer.gpus_per_node),
+                  "use fewer GPUs or another offer");
+    }
+  }
+  if (gpu.empty()) {
+    return fail("--gpu", "no GPU given", "give --gpu ID or --offer ID");
+  }
+  Result<const Gpu*> g = c.gpu(gpu);
+  if (!g)
+    return flagged("--gpu", g.error());
+  cl.gpu = *g;
+  if (!cl.gpu->efficiency) {
+    return fail("--gpu", fmt::format("gpu '{}' has no [efficiency] calibration", gpu),
+                "add one to its catalog file to estimate times");
+  }
+  if (up.empty())
+    up = cl.gpu->scale_up;
+  Result<const Fabric*> fu = c.fabric(up);
+  if (!fu)
+    return flagged("--scale-up", fu.error());
+  cl.scale_up = *fu;
+  if (cl.gpus_per_node == 0)
+    cl.gpus_per_node = std::min<int64_t>(8, f.gpus);
+  if (cl.nics_per_node == 0)
+    cl.nics_per_node = cl.gpus_per_node;
+  if (f.gpus > cl.gpus_per_node) {
+    if (out.empty()) {
+      return fail("--scale-out", fmt::format("{} GPUs span nodes of {}", f.gpus, cl.gpus_per_node),
+                  "name the network between nodes, e.g. --scale-out ib-ndr-400g");
+    }
+    Result<const Fabric*> fo = c.fabric(out);
+    if (!fo)
+      return flagged("--scale-out", fo.error());
+    cl.scale_out = *fo;
+  }
+  return cl;
+}
+
+std::string train_layout_text(const TrainJob& job) {
+  const MemoryJob& m = job.memory;
+  const Parallelism& l = m.layout;
+  std::string s = fmt::format("tp {} pp {} dp {}", l.tp, l.pp, l.dp);
+  if (job.context_parallel > 1)
+    s += fmt::format(" cp {}", job.context_parallel);
+  s += fmt::format(", micro-batch {}", m.micro_batch);
+  if (l.virtual_stages > 1)
+    s += fmt::format(", {} virtual stages", l.virtual_stages);
+  if (l.zero > 0)
+    s += fmt::format(", ZeRO {}", l.zero);
+  if (l.sequence_parallel && l.tp > 1)
+    s += ", SP";
+  if (m.recompute != Recompute::kNone)
+    s += fmt::format(", {} recompute", recompute_name(m.recompute));
+  return s;
+}
+
+void write_train_json(JsonWriter& w, const TrainEstimate& e) {
+  const MemoryJob& m = e.job.memory;
+  const Parallelism& l = m.layout;
+  w.field("feasible", e.feasible);
+  if (!e.feasible) {
+    w.field("reason", e.reason);
+    return;
+  }
+  w.key("layout")
+      .begin_object()
+      .field("tp", l.tp)
+      .field("pp", l.pp)
+      .field("dp", l.dp)
+      .field("cp", e.job.context_parallel)
+      .field("micro_batch", m.micro_batch)
+      .field("virtual_stages", l.virtual_stages)
+      .field("zero", l.zero)
+      .field("sequence_parallel", l.sequence_parallel)
+      .field("recompute", recompute_name(m.recompute))
+      .field("micro_batches_per_step", e.micro_batches)
+      .end_object();
+  w.field("fits_memory", e.fits_memory);
+  if (!e.fits_memory)
+    w.field("memory_note", e.memory_note);
+  w.field("memory_per_gpu_bytes", static_cast<int64_t>(std::llround(e.memory.total().si())))
+      .field("usable_bytes", static_cast<int64_t>(std::llround(e.usable.si())));
+  const StepTime& s = e.step;
+  w.key("step")
+      .begin_object()
+      .field("total_s", s.total().si())
+      .field("compute_s", s.compute.si())
+      .field("recompute_s", s.recompute.si())
+      .field("tp_comm_s", s.tp_comm.si())
+      .field("cp_comm_s", s.cp_comm.si())
+      .field("pp_comm_s", s.pp_comm.si())
+      .field("dp_comm_s", s.dp_comm.si())
+      .field("bubble_s", s.bubble.si())
+      .field("optimizer_s", s.optimizer.si())
+      .field("overhead_s", s.overhead.si())
+      .end_object();
+  w.field("tokens_per_s", e.tokens_per_s)
+      .field("model_flops_per_s_per_gpu", e.model_flops_per_gpu.si())
+      .field("hardware_flops_per_s_per_gpu", e.hardware_flops_per_gpu.si())
+      .field("mfu", e.mfu)
+      .field("hfu", e.hfu);
+  if (e.job.tokens > 0) {
+    w.field("tokens", e.job.tokens)
+        .field("time_to_train_s", e.time_to_train.si())
+        .field("gpu_hours", e.gpu_hours)
+        .field("energy_at_tdp_j", e.energy_joules);
+    if (e.cost) {
+      w.field("cost", e.cost->amount).field("currency", e.cost->currency);
+    } else {
+      w.key("cost").null();
+    }
+  }
+}
+
+namespace {
+
+std::string duration(Seconds t) {
+  const double s = t.si();
+  if (s < 120)
+    return fmt::format("{:.1f} s", s);
+  if (s < 2 * 3600)
+    return fmt::format("{:.1f} min", s / 60);
+  if (s < 2 * 86400)
+    return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.1f} days", s / 86400);
+}
+
+}  // namespace
+
+void print_train_text(const TrainEstimate& e) {
+  if (!e.feasible) {
+    fmt::print("verdict: infeasible: {}\n", e.reason);
+    return;
+  }
+  fmt::print("layout  {} ({} micro-batches per step)\n", train_layout_text(e.job), e.micro_batches);
+  fmt::print(
+      "memory  {} of {} usable per GPU: {}\n", gib(e.memory.total()), gib(e.usable),
+      e.fits_memory ? "fits" : "DOES NOT FIT - the times below are for a layout that cannot run");
+  const StepTime& s = e.step;
+  const Seconds total = s.total();
+  Table t({"where the step goes", "time (s)", "share (%)"}, {false, true, true});
+  auto row = [&](const std::string& name, Seconds v) {
+    t.add(
+        {name, fmt::format("{:.4g}", v.si()), fmt::format("{:.1f}", 100.0 * v.si() / total.si())});
+  };
+  row("compute (forward + backward)", s.compute - s.recompute);
+  row("recompute", s.recompute);
+  row("tensor-parallel communication (exposed)", s.tp_comm);
+  row("context-parallel communication (exposed)", s.cp_comm);
+  row("pipeline transfers", s.pp_comm);
+  row("pipeline bubble", s.bubble);
+  row("data-parallel communication (exposed)", s.dp_comm);
+  row("optimizer step", s.optimizer);
+  row("fixed per-step overhead", s.overhead);
+  row("step", total);
+  fmt::print("\n{}", t.str());
+  fmt::print(
+      "\nthroughput  {} tokens/s ({:.0f} tokens/s per GPU)\n",
+      grouped(std::llround(e.tokens_per_s)),
+      e.tokens_per_s / static_cast<double>(e.job.memory.layout.gpus() * e.job.context_parallel));
+  fmt::print(
+      "per GPU     {:.0f} TFLOP/s model, {:.0f} TFLOP/s hardware; MFU {:.1f} %, HFU {:.1f} %\n",
+      e.model_flops_per_gpu.si() / 1e12, e.hardware_flops_per_gpu.si() / 1e12, e.mfu * 100,
+      e.hfu * 100);
+  if (e.job.tokens > 0) {
+    fmt::print("{:.3g} tokens: {}, {} GPU-hours, {:.1f} MWh at TDP", e.job.tokens,
+               duration(e.time_to_train), grouped(std::llround(e.gpu_hours)),
+               e.energy_joules / 3.6e9);
+    if (e.cost) {
+      fmt::print(", {} {}", grouped(std::llround(e.cost->amount)), e.cost->currency);
+    } else {
+      fmt::print(" (no price: give --price VALUE/h per GPU or --offer)");
+    }
+    fmt::print("\n");
+  }
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,40 @@
+// Text and JSON writers for a training estimate, shared by `train` and `scale`.
+#ifndef GPUPLAN_TOOLS_TRAIN_REPORT_H_
+#define GPUPLAN_TOOLS_TRAIN_REPORT_H_
+
+#include <optional>
+#include <string>
+
+#include "gpuplan/catalog.h"
+#include "gpuplan/json_writer.h"
+#include "gpuplan/training.h"
+
+namespace gpuplan::cli {
+
+// The machine flags shared by `train` and `scale`.
+struct ClusterFlags {
+  std::string gpu;
+  std::string offer;
+  std::string scale_up;
+  std::string scale_out;
+  int64_t gpus = 0;
+  int64_t gpus_per_node = 0;  // 0: the offer's, or min(8, gpus)
+  int64_t nics_per_node = 0;  // 0: the offer's, or one per GPU
+};
+
+// Resolves the flags against the catalog; `price` receives the offer's price per GPU-hour.
+// Errors name the flag.
+Result<Cluster> make_cluster(const Catalog& c, const ClusterFlags& f, std::optional<Money>* price);
+
+// "tp 8 pp 16 dp 64 cp 1, mb 1, v 4, ZeRO 1, SP, selective recompute".
+std::string train_layout_text(const TrainJob& job);
+
+// Writes the estimate's fields (layout, memory, step breakdown, throughput, MFU, totals).
+void write_train_json(JsonWriter& w, const TrainEstimate& e);
+
+// The human report: verdict, step-time breakdown table, throughput, MFU, totals.
+void print_train_text(const TrainEstimate& e);
+
+}  // namespace gpuplan::cli
+
+#endif  // GPUPLAN_TOOLS_TRAIN_REPORT_H_
