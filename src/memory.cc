@@ -72,7 +72,8 @@ double in_flight_micro_batches(const MemoryJob& job, int64_t stage) {
 struct StageParams {
   double on_gpu = 0;
   double matmul_on_gpu = 0;
-  double lora = 0;  // adapter parameters on this GPU
+  double lora = 0;     // adapter parameters on this GPU
+  double experts = 0;  // routed-expert parameters on this GPU (their DP group is dp / ep)
 };
 
 double lora_per_layer(const Model& m, const MemoryJob& job) {
@@ -104,10 +105,16 @@ StageParams stage_params(const Model& m, const MemoryJob& job, int64_t first, in
       return;
     }
     const LayerParameters p = layer_parameters(m, index);
-    const double on_gpu = static_cast<double>(p.sharded) / tp + static_cast<double>(p.replicated);
+    // Routed experts are split over the EP group as well as the TP group.
+    const double ep = static_cast<double>(job.layout.ep);
+    const double experts = static_cast<double>(p.routed_experts);
+    const double on_gpu = (static_cast<double>(p.sharded) - experts) / tp + experts / (tp * ep) +
+                          static_cast<double>(p.replicated);
     s.on_gpu += static_cast<double>(n) * on_gpu;
+    s.experts += static_cast<double>(n) * experts / (tp * ep);
     s.matmul_on_gpu +=
-        static_cast<double>(n) * std::min(on_gpu, static_cast<double>(p.matmul) / tp);
+        static_cast<double>(n) *
+        std::min(on_gpu, (static_cast<double>(p.matmul) - experts) / tp + experts / (tp * ep));
   };
   add(first, dense);
   add(first + dense, other);
@@ -141,6 +148,7 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
   b.stage = stage;
   b.stage_layers = count;
   b.parameters = sp.on_gpu + outside;
+  b.expert_parameters = sp.experts;
   b.overhead = params.runtime_reserved;
 
   if (job.task == Task::kInfer) {
@@ -182,14 +190,20 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
   b.trainable = trainable;
   // ZeRO (Rajbhandari et al. 2020): stage 1 shards optimizer states over the data-parallel
   // group, stage 2 also gradients, stage 3 also weights.
+  // Routed experts are replicated over dp / ep ranks only, so that is their shard count.
+  const double expert_share =
+      b.parameters > 0 && job.task != Task::kLora && job.task != Task::kQlora
+          ? sp.experts / b.parameters
+          : 0.0;
+  const double shard = (1.0 - expert_share) / dp + expert_share * static_cast<double>(l.ep) / dp;
   if (l.zero >= 1) {
-    b.optimizer = b.optimizer / dp;
+    b.optimizer = b.optimizer * shard;
   }
   if (l.zero >= 2) {
-    b.gradients = b.gradients / dp;
+    b.gradients = b.gradients * shard;
   }
   if (l.zero >= 3) {
-    b.weights = b.weights / dp;
+    b.weights = b.weights * shard;
   }
 
   const Bytes per_layer = layer_activation_bytes(m, job);
@@ -290,6 +304,10 @@ std::optional<std::string> layout_problem(const Model& m, const MemoryJob& job) 
   const int64_t width = m.is_moe() ? m.moe.expert_intermediate : m.intermediate;
   if (width % l.tp != 0) {
     return fmt::format("tp {} does not divide the MLP width {} of {}", l.tp, width, m.id);
+  }
+  if (l.ep < 1 || l.dp % l.ep != 0 || (l.ep > 1 && (!m.is_moe() || m.moe.experts % l.ep != 0))) {
+    return fmt::format("expert parallel {} needs a MoE model whose experts and dp {} it divides",
+                       l.ep, l.dp);
   }
   if (l.pp > m.layers) {
     return fmt::format("{} pipeline stages exceed the {} layers of {}", l.pp, m.layers, m.id);

@@ -70,6 +70,7 @@ void add_moe_mlp(const Model& m, LayerParameters& p) {
   const int64_t expert = mlp_matrices(m, e.expert_intermediate);
   const int64_t router = m.hidden * e.experts;
   p.sharded += (e.experts + e.shared_experts) * expert;
+  p.routed_experts += e.experts * expert;
   p.matmul += (e.experts + e.shared_experts) * expert;
   p.active_matmul += (e.experts_per_token + e.shared_experts) * expert + router;
   // The router is small and every rank needs all its scores.

@@ -53,10 +53,12 @@ LayerTimes layer_forward(const Model& m, int64_t layer, const Gpu& gpu, const Tr
   if (moe_layer) {
     const double expert =
         (m.gated_mlp ? 3.0 : 2.0) * h * static_cast<double>(m.moe.expert_intermediate);
-    // Routed tokens spread evenly: one GEMM per expert of tokens * k / E rows.
-    const double per_expert =
-        tokens * static_cast<double>(m.moe.experts_per_token) / static_cast<double>(m.moe.experts);
-    for (int64_t x = 0; x < m.moe.experts; ++x) {
+    // Routed tokens spread evenly: each of the E / ep local experts gets tokens * k * ep / E
+    // rows (tokens arrive from the whole EP group).
+    const int64_t ep = mj.layout.ep;
+    const double per_expert = tokens * static_cast<double>(m.moe.experts_per_token * ep) /
+                              static_cast<double>(m.moe.experts);
+    for (int64_t x = 0; x < m.moe.experts / ep; ++x) {
       gemm(2.0 * per_expert * expert / t);
     }
     for (int64_t x = 0; x < m.moe.shared_experts; ++x) {
@@ -202,6 +204,16 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   const Seconds tp_collective = all_reduce_time(tp_bytes, tp_group, net);
   const double tp_per_layer = mj.recompute == Recompute::kFull ? 6.0 : 4.0;  // fwd, bwd, refwd
   const Group cp_group = place(cp, l.tp, c.gpus_per_node);
+  // Expert parallelism: dispatch and combine all-to-alls of the routed tokens, forward and
+  // backward (and again in a full recompute), per MoE layer; counted with the TP traffic.
+  const Group ep_group = place(l.ep, l.tp * cp, c.gpus_per_node);
+  const Seconds ep_exchange =
+      m.is_moe() && l.ep > 1
+          ? all_to_all_time(Bytes(tokens_mb * static_cast<double>(m.moe.experts_per_token) *
+                                  static_cast<double>(m.hidden) * 2.0),
+                            ep_group, net) *
+                (mj.recompute == Recompute::kFull ? 6.0 : 4.0)
+          : Seconds(0);
   Seconds slowest_compute;
   Seconds slowest_recompute;
   Seconds slowest_tp;
@@ -249,7 +261,12 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
       compute += head * 3.0;
       backward += head * 2.0;
     }
-    const Seconds tp_comm = tp_collective * (tp_per_layer * static_cast<double>(layers[s]));
+    int64_t moe_layers = 0;
+    for (int64_t i = first; i < first + layers[s]; ++i) {
+      moe_layers += m.is_moe() && i >= m.moe.dense_layers ? 1 : 0;
+    }
+    const Seconds tp_comm = tp_collective * (tp_per_layer * static_cast<double>(layers[s])) +
+                            ep_exchange * static_cast<double>(moe_layers);
     if ((compute + tp_comm + cp_comm) > (slowest_compute + slowest_tp + slowest_cp)) {
       slowest_compute = compute;
       slowest_recompute = recompute;
@@ -278,19 +295,24 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
     st.pp_comm = hop * (2.0 * v * (m_count + static_cast<double>(l.pp - 1)));
   }
   // Data parallelism.
-  const double params_gpu = est.memory.parameters;
+  // Routed experts synchronise over dp / ep ranks, everything else over dp.
+  const double params_gpu = est.memory.parameters - est.memory.expert_parameters;
+  const double expert_params = est.memory.expert_parameters;
+  const Group expert_dp = place(l.dp / l.ep, l.tp * cp * l.ep, c.gpus_per_node);
   const Group dp_group = place(l.dp, l.tp * cp, c.gpus_per_node);
   const double grad_bytes = mj.precision == Precision::kFp16 ? 2.0 : 4.0;
   if (l.dp > 1) {
     if (l.zero <= 2) {
       Seconds sync;
-      if (l.zero == 0) {
-        sync = all_reduce_time(Bytes(params_gpu * grad_bytes), dp_group, net);
-      } else {
+      auto sync_of = [&](double params, const Group& g) {
+        if (l.zero == 0) {
+          return all_reduce_time(Bytes(params * grad_bytes), g, net);
+        }
         // Distributed optimizer: reduce-scatter the gradients, all-gather the new weights.
-        sync = reduce_scatter_time(Bytes(params_gpu * grad_bytes), dp_group, net) +
-               all_gather_time(Bytes(params_gpu * 2.0), dp_group, net);
-      }
+        return reduce_scatter_time(Bytes(params * grad_bytes), g, net) +
+               all_gather_time(Bytes(params * 2.0), g, net);
+      };
+      sync = sync_of(params_gpu, dp_group) + sync_of(expert_params, expert_dp);
       const Seconds hidden = slowest_backward * p.dp_overlap;
       st.dp_comm = Seconds(std::max(0.0, (sync - hidden).si()));
     } else {
@@ -301,8 +323,9 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
       // share of the node's NICs (docs/FORMULAS.md#zero3).
       const Group rail{l.dp, 1};
       const Group& z3 = dp_group.nodes() > 1 ? rail : dp_group;
-      const Seconds per_mb_comm = all_gather_time(Bytes(params_gpu * 2.0), z3, net) * gathers +
-                                  reduce_scatter_time(Bytes(params_gpu * grad_bytes), z3, net);
+      const double all_params = params_gpu + expert_params;
+      const Seconds per_mb_comm = all_gather_time(Bytes(all_params * 2.0), z3, net) * gathers +
+                                  reduce_scatter_time(Bytes(all_params * grad_bytes), z3, net);
       const Seconds traffic = per_mb_comm * m_count;
       const Seconds hidden = st.compute * p.zero3_overlap;
       st.dp_comm = Seconds(std::max(0.0, (traffic - hidden).si()));
@@ -310,7 +333,10 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   }
   // Optimizer: Adam reads and writes fp32 master weights, two moments and the gradient, and
   // writes the 16-bit weights: ~30 bytes per parameter it owns.
-  const double owned = l.zero >= 1 ? params_gpu / static_cast<double>(l.dp) : params_gpu;
+  const double owned =
+      l.zero >= 1 ? params_gpu / static_cast<double>(l.dp) +
+                        expert_params * static_cast<double>(l.ep) / static_cast<double>(l.dp)
+                  : params_gpu + expert_params;
   st.optimizer = Bytes(owned * 30.0) / (gpu.memory_bandwidth * gpu.efficiency->hbm);
   st.overhead = p.step_overhead;
 

@@ -175,6 +175,24 @@ TEST_F(TrainingTest, UnevenStagesAreAcceptedAndTheFullestSetsThePace) {
   EXPECT_NEAR(uneven.step.compute.si(), even.step.compute.si(), 1e-12);
 }
 
+TEST_F(TrainingTest, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
+  // Mixtral 8x7B on 64 GPUs, tp 2 pp 4 dp 8: with ep 8 each GPU holds 1 of the 8 experts of its
+  // layers (the routed experts are 32 x 8 x 176,160,768 = 45.1 B of the 46.7 B), and every MoE
+  // layer adds dispatch and combine all-to-alls forward and backward.
+  const Model m = model("mixtral-8x7b");
+  TrainJob j = job(2, 4, 8, 1, 64);
+  j.memory.layout.zero = 1;
+  Cluster c = a100(64);
+  const TrainEstimate one = run(m, c, j);
+  j.memory.layout.ep = 8;
+  const TrainEstimate eight = run(m, c, j);
+  ASSERT_TRUE(one.feasible && eight.feasible) << one.reason << eight.reason;
+  const double experts_per_gpu = 8.0 * 176'160'768 / 2;  // one stage of 8 layers, tp 2
+  EXPECT_NEAR(one.memory.expert_parameters, 8 * experts_per_gpu, 1.0);
+  EXPECT_NEAR(eight.memory.expert_parameters, experts_per_gpu, 1.0);
+  EXPECT_GT(eight.step.tp_comm.si(), one.step.tp_comm.si());
+}
+
 TEST_F(TrainingTest, ModelFlopsFollowSixNPlusAttention) {
   // 6 x (layer matmul weights + output head) + 6 l s a d per token.
   const Model m = model("llama-2-7b");

@@ -45,6 +45,17 @@ TEST_F(ValidationTest, PredictsKnownRowsAndExplainsTheOthers) {
   EXPECT_DOUBLE_EQ(r->median_abs_error_pct, (a + b) / 2);
 }
 
+TEST_F(ValidationTest, AnUnreadableModelMakesTheRowUnpredictable) {
+  Result<ValidationReport> r = run_validation(fixture("unknown-family.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->entries.size(), 1U);
+  EXPECT_FALSE(r->entries[0].predicted.has_value());
+  EXPECT_EQ(r->entries[0].reason,
+            "model:1: unsupported model_type 'rwkv'; expected one of: gpt2, "
+            "llama, mistral, mixtral, qwen2, gemma2, gpt_neox, bloom, mpt, "
+            "falcon, gptj, deepseek_v3");
+}
+
 TEST_F(ValidationTest, InferenceRowsAreListedPerMetricUntilTheServingModelExists) {
   Result<ValidationReport> r = run_validation(fixture("small-inference.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();

@@ -51,6 +51,7 @@ struct Parallelism {
   int64_t virtual_stages = 1;  // interleaved pipeline chunks per stage (1: plain 1F1B)
   bool sequence_parallel = false;
   int64_t zero = 0;  // ZeRO stage 0..3 (FSDP full shard = 3)
+  int64_t ep = 1;    // expert parallel: routed experts split over ep of the dp ranks
 
   int64_t gpus() const { return tp * pp * dp; }
 };
@@ -90,7 +91,8 @@ struct MemoryBreakdown {
   int64_t stage = 0;         // the pipeline stage this GPU serves
   int64_t stage_layers = 0;  // transformer layers on that stage
   double parameters = 0;     // parameters resident on this GPU (before ZeRO-3 sharding)
-  double trainable = 0;      // of which trained (LoRA: the adapters)
+  double expert_parameters = 0;  // of which routed experts (data-parallel over dp / ep ranks)
+  double trainable = 0;          // of which trained (LoRA: the adapters)
 
   Bytes total() const {
     return weights + gradients + optimizer + activations + kv_cache + overhead;

@@ -75,10 +75,11 @@ struct Model {
 
 // The parameters of one transformer layer, split by how tensor parallelism treats them.
 struct LayerParameters {
-  int64_t sharded = 0;        // matrices (and their biases) split across a TP group
-  int64_t replicated = 0;     // norms and the row-parallel biases every TP rank keeps whole
-  int64_t matmul = 0;         // weights of all matrix multiplies (quantisable in inference)
-  int64_t active_matmul = 0;  // matmul weights one token actually uses (MoE: k of n experts)
+  int64_t sharded = 0;         // matrices (and their biases) split across a TP group
+  int64_t replicated = 0;      // norms and the row-parallel biases every TP rank keeps whole
+  int64_t matmul = 0;          // weights of all matrix multiplies (quantisable in inference)
+  int64_t active_matmul = 0;   // matmul weights one token actually uses (MoE: k of n experts)
+  int64_t routed_experts = 0;  // of `sharded`, the routed experts' weights (split by EP too)
 
   int64_t total() const { return sharded + replicated; }
 };

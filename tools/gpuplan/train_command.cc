@@ -32,7 +32,7 @@ int run_train(const std::vector<std::string>& args) {
                args.front());
   std::string model_id;
   ClusterFlags cf;
-  int64_t tp = 1, pp = 1, dp = 0, cp = 1, micro_batch = 0, virtual_stages = 1, zero = 0;
+  int64_t tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, micro_batch = 0, virtual_stages = 1, zero = 0;
   int64_t global_batch = 0, seq = 0;
   double tokens = 0;
   std::string recompute = "none", precision = "bf16", attention = "flash", price_text, data;
@@ -49,6 +49,7 @@ int run_train(const std::vector<std::string>& args) {
   app.add_option("--pp", pp, "pipeline stages (default 1)");
   app.add_option("--dp", dp, "data-parallel size (default: GPUs / (tp pp cp))");
   app.add_option("--cp", cp, "context-parallel size (default 1)");
+  app.add_option("--ep", ep, "expert-parallel size for MoE models, dividing dp (default 1)");
   app.add_option("--micro-batch", micro_batch,
                  "sequences per micro-batch (default 0: the fastest that fits)");
   app.add_option("--global-batch", global_batch, "sequences per optimizer step")->required();
@@ -140,7 +141,7 @@ int run_train(const std::vector<std::string>& args) {
   job.memory.seq = seq;
   job.memory.micro_batch = micro_batch;
   job.memory.flash_attention = attention == "flash";
-  job.memory.layout = Parallelism{tp, pp, dp, virtual_stages, sp, zero};
+  job.memory.layout = Parallelism{tp, pp, dp, virtual_stages, sp, zero, ep};
   job.context_parallel = cp;
   job.global_batch = global_batch;
   job.tokens = tokens;

@@ -85,6 +85,8 @@ std::string train_layout_text(const TrainJob& job) {
   std::string s = fmt::format("tp {} pp {} dp {}", l.tp, l.pp, l.dp);
   if (job.context_parallel > 1)
     s += fmt::format(" cp {}", job.context_parallel);
+  if (l.ep > 1)
+    s += fmt::format(" ep {}", l.ep);
   s += fmt::format(", micro-batch {}", m.micro_batch);
   if (l.virtual_stages > 1)
     s += fmt::format(", {} virtual stages", l.virtual_stages);
@@ -111,6 +113,7 @@ void write_train_json(JsonWriter& w, const TrainEstimate& e) {
       .field("pp", l.pp)
       .field("dp", l.dp)
       .field("cp", e.job.context_parallel)
+      .field("ep", l.ep)
       .field("micro_batch", m.micro_batch)
       .field("virtual_stages", l.virtual_stages)
       .field("zero", l.zero)
