@@ -226,7 +226,6 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
     Seconds backward;
     Seconds cp_comm;
     for (int64_t i = first; i < first + layers[s]; ++i) {
-      // Layers of one kind share a cost; DeepSeek's dense head and MoE tail differ.
       const LayerTimes f = layer_forward(m, i, gpu, job, p);
       const Seconds fwd = f.gemm + f.attention + f.memory;
       // Backward: two GEMMs per forward GEMM, ~2.5x the attention forward (FlashAttention-2),

@@ -54,6 +54,7 @@ TEST_F(TrainingTest, OneF1BBubbleIsPMinusOneMicroBatchTimes) {
   const StepTime& s = e.step;
   const double busy = (s.compute + s.tp_comm + s.cp_comm).si();
   EXPECT_NEAR(s.bubble.si(), busy * 3.0 / 16.0, 1e-9);
+  EXPECT_GT(s.pp_comm.si(), 0.0);  // stage-to-stage transfers are charged, not forgotten
   TrainJob interleaved = job(8, 4, 1, 1, 16);
   interleaved.memory.layout.virtual_stages = 2;
   const TrainEstimate v = run(m, a100(32), interleaved);
