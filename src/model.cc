@@ -1,5 +1,7 @@
 #include "gpuplan/model.h"
 
+#include <algorithm>
+
 #include "gpuplan/result.h"
 
 namespace gpuplan {
@@ -93,6 +95,25 @@ LayerParameters layer_parameters(const Model& model, int64_t index) {
   return p;
 }
 
+std::vector<LayerSpan> layer_spans(const Model& model) {
+  const int64_t dense = model.is_moe() ? std::min(model.moe.dense_layers, model.layers)
+                                       : model.layers;
+  std::vector<LayerSpan> spans;
+  if (dense > 0) {
+    spans.push_back({0, dense});
+  }
+  if (dense < model.layers) {
+    spans.push_back({dense, model.layers - dense});
+  }
+  return spans;
+}
+
+int64_t layers_in_span(const LayerSpan& span, int64_t first, int64_t count) {
+  const int64_t lo = std::max(first, span.first);
+  const int64_t hi = std::min(first + count, span.first + span.count);
+  return std::max<int64_t>(0, hi - lo);
+}
+
 ParameterCount count_parameters(const Model& model) {
   ParameterCount c;
   c.embedding = model.vocab * model.hidden;
@@ -102,11 +123,13 @@ ParameterCount count_parameters(const Model& model) {
     c.lm_head += model.vocab;
   }
   c.norms_outside_layers = norm_parameters(model) * (model.embedding_norm ? 2 : 1);
+  // Layers come in at most two kinds (DeepSeek's leading dense layers, then MoE layers), so
+  // one layer of each kind, times its count, is the sum.
   int64_t active_layers = 0;
-  for (int64_t i = 0; i < model.layers; ++i) {
-    const LayerParameters p = layer_parameters(model, i);
-    c.layers += p.total();
-    active_layers += p.total() - (p.matmul - p.active_matmul);
+  for (const LayerSpan& span : layer_spans(model)) {
+    const LayerParameters p = layer_parameters(model, span.first);
+    c.layers += span.count * p.total();
+    active_layers += span.count * (p.total() - (p.matmul - p.active_matmul));
   }
   const int64_t outside = c.embedding + c.position + c.lm_head + c.norms_outside_layers;
   c.total = c.layers + outside;

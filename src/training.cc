@@ -119,8 +119,9 @@ std::string gib_text(Bytes b) {
 
 double model_flops_per_token(const Model& m, int64_t seq) {
   double matmul = 0;
-  for (int64_t i = 0; i < m.layers; ++i) {
-    matmul += static_cast<double>(layer_parameters(m, i).active_matmul);
+  for (const LayerSpan& span : layer_spans(m)) {
+    matmul += static_cast<double>(span.count) *
+              static_cast<double>(layer_parameters(m, span.first).active_matmul);
   }
   matmul += static_cast<double>(m.vocab * m.hidden);  // the output head (tied or not)
   const double attention = 6.0 * static_cast<double>(m.layers * seq * m.heads * m.head_dim);
@@ -214,6 +215,46 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
                             ep_group, net) *
                 (mj.recompute == Recompute::kFull ? 6.0 : 4.0)
           : Seconds(0);
+  // Per layer of each kind, once: every layer of a span costs the same.
+  struct SpanCost {
+    LayerSpan span;
+    Seconds fwd, bwd, recompute, cp_comm, ep_comm;
+  };
+  std::vector<SpanCost> costs;
+  for (const LayerSpan& span : layer_spans(m)) {
+    const LayerTimes f = layer_forward(m, span.first, gpu, job, p);
+    SpanCost sc;
+    sc.span = span;
+    sc.fwd = f.gemm + f.attention + f.memory;
+    // Backward: two GEMMs per forward GEMM, ~2.5x the attention forward (FlashAttention-2),
+    // twice the elementwise traffic.
+    sc.bwd = f.gemm * 2.0 + f.attention * 2.5 + f.memory * 2.0;
+    if (mj.recompute == Recompute::kFull) {
+      sc.recompute = sc.fwd;
+    } else if (mj.recompute == Recompute::kSelective) {
+      sc.recompute = f.attention;
+    }
+    if (cp > 1) {
+      // Ring attention exchanges K and V: an all-gather forward, a reduce-scatter backward,
+      // hidden behind the attention kernels (forward and backward) when they are long enough.
+      const double kv_gpu =
+          static_cast<double>(m.head_dim) * std::max(1.0, static_cast<double>(m.kv_heads) / t);
+      const Bytes kv_bytes = Bytes(2.0 * tokens_mb * static_cast<double>(cp) * kv_gpu * 2.0);
+      const Seconds exchange = all_gather_time(kv_bytes, cp_group, net) * 2.0;
+      sc.cp_comm = Seconds(std::max(0.0, (exchange - f.attention * 3.5).si()));
+    }
+    const bool moe_span = m.is_moe() && span.first >= m.moe.dense_layers;
+    sc.ep_comm = moe_span ? ep_exchange : Seconds(0);
+    costs.push_back(sc);
+  }
+  // Output head and its backward on the last stage: 3 x 2 T h V / t.
+  const Efficiency& eff = *gpu.efficiency;
+  const FlopsPerSecond head_peak =
+      gpu.peak_for(Precision::kBf16)
+          .value_or(gpu.peak_for(Precision::kFp16).value_or(FlopsPerSecond(1)));
+  const Seconds head = gemm_time(2.0 * tokens_mb * static_cast<double>(m.hidden * m.vocab) / t,
+                                 head_peak, eff.gemm, eff.gemm_half);
+
   Seconds slowest_compute;
   Seconds slowest_recompute;
   Seconds slowest_tp;
@@ -225,47 +266,19 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
     Seconds recompute;
     Seconds backward;
     Seconds cp_comm;
-    for (int64_t i = first; i < first + layers[s]; ++i) {
-      const LayerTimes f = layer_forward(m, i, gpu, job, p);
-      const Seconds fwd = f.gemm + f.attention + f.memory;
-      // Backward: two GEMMs per forward GEMM, ~2.5x the attention forward (FlashAttention-2),
-      // twice the elementwise traffic.
-      const Seconds bwd = f.gemm * 2.0 + f.attention * 2.5 + f.memory * 2.0;
-      compute += fwd + bwd;
-      backward += bwd;
-      if (mj.recompute == Recompute::kFull) {
-        recompute += fwd;
-      } else if (mj.recompute == Recompute::kSelective) {
-        recompute += f.attention;
-      }
-      if (cp > 1) {
-        // Ring attention exchanges K and V: an all-gather forward, a reduce-scatter backward,
-        // hidden behind the attention kernels (forward and backward) when they are long enough.
-        const double kv_gpu =
-            static_cast<double>(m.head_dim) * std::max(1.0, static_cast<double>(m.kv_heads) / t);
-        const Bytes kv_bytes = Bytes(2.0 * tokens_mb * static_cast<double>(cp) * kv_gpu * 2.0);
-        const Seconds exchange = all_gather_time(kv_bytes, cp_group, net) * 2.0;
-        cp_comm += Seconds(std::max(0.0, (exchange - f.attention * 3.5).si()));
-      }
+    Seconds tp_comm = tp_collective * (tp_per_layer * static_cast<double>(layers[s]));
+    for (const SpanCost& sc : costs) {
+      const double n = static_cast<double>(layers_in_span(sc.span, first, layers[s]));
+      compute += (sc.fwd + sc.bwd + sc.recompute) * n;
+      recompute += sc.recompute * n;
+      backward += sc.bwd * n;
+      cp_comm += sc.cp_comm * n;
+      tp_comm += sc.ep_comm * n;
     }
-    compute += recompute;
     if (s + 1 == layers.size()) {
-      // Output head and its backward on the last stage: 3 x 2 T h V / t.
-      const Efficiency& e = *gpu.efficiency;
-      const FlopsPerSecond peak =
-          gpu.peak_for(Precision::kBf16)
-              .value_or(gpu.peak_for(Precision::kFp16).value_or(FlopsPerSecond(1)));
-      const Seconds head = gemm_time(2.0 * tokens_mb * static_cast<double>(m.hidden * m.vocab) / t,
-                                     peak, e.gemm, e.gemm_half);
       compute += head * 3.0;
       backward += head * 2.0;
     }
-    int64_t moe_layers = 0;
-    for (int64_t i = first; i < first + layers[s]; ++i) {
-      moe_layers += m.is_moe() && i >= m.moe.dense_layers ? 1 : 0;
-    }
-    const Seconds tp_comm = tp_collective * (tp_per_layer * static_cast<double>(layers[s])) +
-                            ep_exchange * static_cast<double>(moe_layers);
     if ((compute + tp_comm + cp_comm) > (slowest_compute + slowest_tp + slowest_cp)) {
       slowest_compute = compute;
       slowest_recompute = recompute;

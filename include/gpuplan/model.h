@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gpuplan {
 
@@ -87,6 +88,17 @@ struct LayerParameters {
 // Returns the parameters of layer `index` (0-based); DeepSeek's first layers are dense.
 // REQUIRES: 0 <= index < model.layers.
 LayerParameters layer_parameters(const Model& model, int64_t index);
+
+// A run of identical layers: [first, first + count). A model has one span, or two for
+// DeepSeek-style MoE models whose first layers stay dense.
+struct LayerSpan {
+  int64_t first = 0;
+  int64_t count = 0;
+};
+std::vector<LayerSpan> layer_spans(const Model& model);
+
+// How many layers of `span` fall in [first, first + count).
+int64_t layers_in_span(const LayerSpan& span, int64_t first, int64_t count);
 
 // Whole-model counts.
 struct ParameterCount {
