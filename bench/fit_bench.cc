@@ -4,6 +4,7 @@
 
 #include "gpuplan/catalog.h"
 #include "gpuplan/fit.h"
+#include "gpuplan/search.h"
 #include "gpuplan/training.h"
 
 namespace gpuplan {
@@ -63,6 +64,34 @@ void BM_TrainingEstimate(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_TrainingEstimate);
+
+// The whole layout search of the speed bar: Llama 3.1 405B on 16,384 H100, global
+// batch 2048 x 8192 tokens, on `threads` threads. Reports layouts evaluated per second.
+void BM_Search405bOn16kH100(benchmark::State& state) {
+  const Model m = *catalog().model("llama-3.1-405b");
+  Cluster c;
+  c.gpu = *catalog().gpu("h100-sxm");
+  c.gpus = 16384;
+  c.gpus_per_node = 8;
+  c.scale_up = *catalog().fabric("nvlink4");
+  c.scale_out = *catalog().fabric("roce-400g");
+  c.nics_per_node = 8;
+  TrainJob base;
+  base.memory.seq = 8192;
+  base.global_batch = 2048;
+  SearchOptions o;
+  o.threads = static_cast<int>(state.range(0));
+  int64_t evaluated = 0;
+  for (auto _ : state) {
+    const SearchResult r =
+        search_layouts(m, c, base, catalog().memory_params(), catalog().train_params(), o);
+    evaluated += r.evaluated;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["layouts/s"] =
+      benchmark::Counter(static_cast<double>(evaluated), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Search405bOn16kH100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace gpuplan

@@ -144,7 +144,8 @@ Network cluster_network(const Cluster& c, const TrainParams& p) {
 }
 
 TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob& job,
-                                const MemoryParams& mp, const TrainParams& p) {
+                                const MemoryParams& mp, const TrainParams& p,
+                                bool skip_over_memory) {
   TrainEstimate est;
   est.job = job;
   const MemoryJob& mj = job.memory;
@@ -188,6 +189,9 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   est.memory = memory_per_gpu(m, memory_job, mp);
   est.usable = gpu.memory_usable;
   est.fits_memory = est.memory.total() <= gpu.memory_usable;
+  if (!est.fits_memory && skip_over_memory) {
+    return infeasible("does not fit in memory");
+  }
   if (!est.fits_memory) {
     est.memory_note =
         fmt::format("the memory model says it needs {} per GPU, {} has {} usable",

@@ -135,9 +135,8 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-}  // namespace
-
-Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog) {
+// Reads a validation file and checks its envelope: schema 1, a kind, an array of rows.
+Result<Json> read_validation_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return fail(path, "cannot open the file", "check the path");
@@ -160,6 +159,48 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
   if (!doc.contains("schema") || doc["schema"] != 1) {
     return fail(path, "missing or unsupported 'schema'", "this gpuplan reads schema 1");
   }
+  return doc;
+}
+
+}  // namespace
+
+Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const Catalog& catalog) {
+  Json doc;
+  GPUPLAN_ASSIGN_OR_RETURN(doc, read_validation_file(path));
+  std::vector<PublishedMfu> out;
+  if (doc.value("kind", "") != "training") {
+    return out;
+  }
+  for (size_t i = 0; i < doc["rows"].size(); ++i) {
+    const Json& row = doc["rows"][i];
+    if (!row.is_object() || !row.contains("model") || !row.contains("system") ||
+        !row.contains("layout") || !row.contains("value") || !row["value"].is_number()) {
+      continue;
+    }
+    const RowReader r(row, fmt::format("{}: row {}", path, i));
+    Result<Model> model = parse_model_config(row["model"].dump(), "model", "row");
+    Result<TrainJob> job = row_job(r, row["layout"]);
+    Result<Cluster> cluster = row_cluster(r, row["system"], catalog);
+    if (!model || !job || !cluster) {
+      continue;
+    }
+    const Precision p = job->memory.precision;
+    const auto peak = cluster->gpu->peak_for(p);
+    const double step = row["value"].get<double>();
+    if (!peak || step <= 0) {
+      continue;
+    }
+    const double tokens = static_cast<double>(job->global_batch * job->memory.seq);
+    const double flops = model_flops_per_token(*model, job->memory.seq) * tokens;
+    out.push_back({row.value("id", ""), cluster->gpu->id, p,
+                   flops / (static_cast<double>(cluster->gpus) * step * peak->si())});
+  }
+  return out;
+}
+
+Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog) {
+  Json doc;
+  GPUPLAN_ASSIGN_OR_RETURN(doc, read_validation_file(path));
   ValidationReport report;
   report.kind = doc.value("kind", "");
   if (report.kind != "training" && report.kind != "inference") {

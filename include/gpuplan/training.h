@@ -97,9 +97,11 @@ struct TrainEstimate {
 Network cluster_network(const Cluster& c, const TrainParams& p);
 
 // One layout. REQUIRES: c.gpu has an efficiency calibration; job.memory.micro_batch > 0 and
-// job.memory.layout.virtual_stages > 0.
+// job.memory.layout.virtual_stages > 0. With `skip_over_memory`, a layout that does not fit is
+// returned infeasible at once, untimed (what a search wants).
 TrainEstimate estimate_training(const Model& model, const Cluster& c, const TrainJob& job,
-                                const MemoryParams& mp, const TrainParams& tp);
+                                const MemoryParams& mp, const TrainParams& tp,
+                                bool skip_over_memory = false);
 
 // How best_training treats the memory model's verdict when it picks a micro-batch size or a
 // number of virtual stages.

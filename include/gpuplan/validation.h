@@ -38,6 +38,18 @@ struct ValidationReport {
   double max_abs_error_pct = 0;
 };
 
+// The MFU a published training run reached: model FLOPs (training.h, model_flops_per_token)
+// over its GPUs' dense peak for the run's precision, from the published step time.
+struct PublishedMfu {
+  std::string id;
+  std::string gpu;
+  Precision precision = Precision::kBf16;
+  double mfu = 0;
+};
+
+// The MFU of every training row of a validation file whose GPU the catalog knows.
+Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const Catalog& catalog);
+
 // Reads and runs a validation file against the catalog's hardware and parameters.
 Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog);
 

@@ -4,8 +4,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <thread>
 
 #include "command.h"
+#include "gpuplan/search.h"
+#include "gpuplan/validation.h"
 #include "report.h"
 #include "train_report.h"
 
@@ -25,6 +28,134 @@ Result<Money> parse_price(const std::string& text) {
   return Money{amount, currency};
 }
 
+struct SearchSettings {
+  int64_t tp, pp, dp, cp, ep, micro_batch, virtual_stages, zero;
+  bool sp;
+  int64_t top;
+  int threads;
+  bool tp_across_nodes;
+  bool json;
+};
+
+// The best MFU any published run reached on this GPU and precision, from the validation files.
+std::optional<PublishedMfu> mfu_ceiling(const Catalog& c, const std::string& gpu, Precision p) {
+  std::optional<PublishedMfu> best;
+  Result<std::vector<PublishedMfu>> rows =
+      published_mfus(c.data_dir() + "/validation/training.json", c);
+  if (!rows) {
+    return best;
+  }
+  for (const PublishedMfu& r : *rows) {
+    if (r.gpu == gpu && r.precision == p && (!best || r.mfu > best->mfu)) {
+      best = r;
+    }
+  }
+  return best;
+}
+
+int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
+               const Cluster& cluster, Precision precision, Recompute recompute, bool flash,
+               int64_t seq, int64_t global_batch, double tokens, std::optional<Money> price,
+               const SearchSettings& s) {
+  SearchOptions o;
+  auto fixed = [&](const char* flag, int64_t v) {
+    return app.count(flag) > 0 ? std::optional<int64_t>(v) : std::nullopt;
+  };
+  o.tp = fixed("--tp", s.tp);
+  o.pp = fixed("--pp", s.pp);
+  o.dp = fixed("--dp", s.dp);
+  o.cp = fixed("--cp", s.cp);
+  o.ep = fixed("--ep", s.ep);
+  o.micro_batch = s.micro_batch > 0 ? std::optional<int64_t>(s.micro_batch) : std::nullopt;
+  o.virtual_stages = s.virtual_stages > 0 && app.count("--virtual-stages") > 0
+                         ? fixed("--virtual-stages", s.virtual_stages)
+                         : std::nullopt;
+  o.zero = fixed("--zero", s.zero);
+  if (app.count("--recompute") > 0)
+    o.recompute = recompute;
+  if (app.count("--sequence-parallel") > 0)
+    o.sequence_parallel = s.sp;
+  o.top = std::max<int64_t>(1, s.top);
+  o.threads = std::max(1, s.threads);
+  o.tp_across_nodes = s.tp_across_nodes;
+  TrainJob base;
+  base.memory.task = Task::kTrain;
+  base.memory.precision = precision;
+  base.memory.seq = seq;
+  base.memory.flash_attention = flash;
+  base.global_batch = global_batch;
+  base.tokens = tokens;
+  base.price_per_gpu_hour = price;
+  const SearchResult r =
+      search_layouts(model, cluster, base, catalog.memory_params(), catalog.train_params(), o);
+  const std::optional<PublishedMfu> ceiling = mfu_ceiling(catalog, cluster.gpu->id, precision);
+  auto mfu_note = [&](const TrainEstimate& e) -> std::string {
+    if (ceiling && e.mfu > ceiling->mfu) {
+      return fmt::format("above the best published {} {} run ({:.1f} %, {}): optimistic",
+                         cluster.gpu->id, precision_name(precision), ceiling->mfu * 100,
+                         ceiling->id);
+    }
+    return "";
+  };
+  if (s.json) {
+    JsonWriter w;
+    w.begin_object()
+        .field("model", model.id)
+        .field("gpu", cluster.gpu->id)
+        .field("gpus", cluster.gpus);
+    w.key("search")
+        .begin_object()
+        .field("space", r.space)
+        .field("layouts_evaluated", r.evaluated)
+        .field("search_seconds", r.seconds)
+        .field("threads", o.threads)
+        .end_object();
+    if (ceiling) {
+      w.key("published_mfu_ceiling")
+          .begin_object()
+          .field("id", ceiling->id)
+          .field("mfu", ceiling->mfu)
+          .end_object();
+    }
+    w.key("top").begin_array();
+    for (const TrainEstimate& e : r.top) {
+      w.begin_object();
+      write_train_json(w, e);
+      const std::string note = mfu_note(e);
+      if (!note.empty())
+        w.field("mfu_note", note);
+      w.end_object();
+    }
+    w.end_array();
+    if (r.top.empty())
+      w.field("reason", r.reason);
+    w.end_object();
+    fmt::print("{}", w.str());
+    return kExitOk;
+  }
+  fmt::print("model   {}: {} parameters, global batch {} x {} tokens\n", model.id,
+             grouped(count_parameters(model).total), global_batch, grouped(seq));
+  fmt::print("cluster {} x {}\n", cluster.gpus, cluster.gpu->id);
+  fmt::print("search  {} layouts in the space, {} evaluated in {:.3f} s on {} thread(s)\n",
+             grouped(r.space), grouped(r.evaluated), r.seconds, o.threads);
+  if (r.top.empty()) {
+    fmt::print("verdict: no layout can run: {}\n", r.reason);
+    return kExitOk;
+  }
+  Table t({"rank", "layout", "step (s)", "tokens/s", "MFU (%)", "GiB/GPU", ""},
+          {true, false, true, true, true, true, false});
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    const TrainEstimate& e = r.top[i];
+    t.add({fmt::format("{}", i + 1), train_layout_text(e.job),
+           fmt::format("{:.4g}", e.step.total().si()), grouped(std::llround(e.tokens_per_s)),
+           fmt::format("{:.1f}", e.mfu * 100), fmt::format("{:.1f}", e.memory.total() / GiB(1)),
+           mfu_note(e)});
+  }
+  fmt::print("\n{}\nbest layout:\n", t.str());
+  print_train_text(r.top.front());
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_train(const std::vector<std::string>& args) {
@@ -36,7 +167,9 @@ int run_train(const std::vector<std::string>& args) {
   int64_t global_batch = 0, seq = 0;
   double tokens = 0;
   std::string recompute = "none", precision = "bf16", attention = "flash", price_text, data;
-  bool sp = false, json = false;
+  bool sp = false, json = false, search = false, tp_across_nodes = false;
+  int64_t top = 10;
+  int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   app.add_option("model", model_id, "catalog model id or path to a config.json")->required();
   app.add_option("--gpu", cf.gpu, "catalog GPU id");
   app.add_option("--offer", cf.offer, "catalog offer: GPU, node size, fabrics and price");
@@ -64,6 +197,12 @@ int run_train(const std::vector<std::string>& args) {
   app.add_option("--tokens", tokens, "token budget for time-to-train, e.g. 1e12");
   app.add_option("--price", price_text,
                  "price per GPU-hour, e.g. '2.5 USD/h' (default: the offer's)");
+  app.add_flag("--search", search,
+               "search every layout; flags you give (--tp, --zero, ...) stay fixed");
+  app.add_option("--top", top, "with --search: how many layouts to list (default 10)");
+  app.add_option("--threads", threads, "with --search: worker threads (default: all cores)");
+  app.add_flag("--tp-across-nodes", tp_across_nodes,
+               "with --search: allow tensor parallelism beyond one NVLink domain");
   app.add_flag("--json", json, "print JSON");
   app.add_option("--data", data, "catalog directory");
   std::vector<const char*> argv;
@@ -124,6 +263,12 @@ int run_train(const std::vector<std::string>& args) {
     if (!p)
       return report_error(kName, p.error(), kExitUsage);
     price = *p;
+  }
+  if (search) {
+    return run_search(app, *catalog, *model, *cluster, *pr, *rc, attention == "flash", seq,
+                      global_batch, tokens, price,
+                      SearchSettings{tp, pp, dp, cp, ep, micro_batch, virtual_stages, zero, sp, top,
+                                     threads, tp_across_nodes, json});
   }
   if (dp == 0) {
     if (cf.gpus % (tp * pp * cp) != 0) {

@@ -1,0 +1,112 @@
+#include "gpuplan/search.h"
+
+#include <gtest/gtest.h>
+
+#include "gpuplan/catalog.h"
+
+namespace gpuplan {
+namespace {
+
+class SearchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
+    ASSERT_TRUE(c.has_value()) << c.error().message();
+    catalog_.emplace(std::move(*c));
+    cluster_.gpu = *catalog_->gpu("h100-sxm");
+    cluster_.gpus = 256;
+    cluster_.gpus_per_node = 8;
+    cluster_.scale_up = *catalog_->fabric("nvlink4");
+    cluster_.scale_out = *catalog_->fabric("ib-ndr-400g");
+    cluster_.nics_per_node = 8;
+    base_.memory.seq = 4096;
+    base_.global_batch = 512;
+  }
+  SearchResult search(const char* model, SearchOptions o) {
+    return search_layouts(*catalog_->model(model), cluster_, base_, catalog_->memory_params(),
+                          catalog_->train_params(), o);
+  }
+  std::optional<Catalog> catalog_;
+  Cluster cluster_;
+  TrainJob base_;
+};
+
+TEST_F(SearchTest, SameAnswerForAnyThreadCount) {
+  SearchOptions o;
+  o.top = 8;
+  o.threads = 1;
+  const SearchResult one = search("llama-3.1-70b", o);
+  for (int threads : {2, 3, 5}) {
+    o.threads = threads;
+    const SearchResult many = search("llama-3.1-70b", o);
+    EXPECT_EQ(many.space, one.space);
+    EXPECT_EQ(many.evaluated, one.evaluated);
+    ASSERT_EQ(many.top.size(), one.top.size());
+    for (size_t i = 0; i < one.top.size(); ++i) {
+      EXPECT_EQ(many.top[i].step.total().si(), one.top[i].step.total().si()) << threads << " " << i;
+      EXPECT_FALSE(better_layout(many.top[i], one.top[i]) ||
+                   better_layout(one.top[i], many.top[i]));
+    }
+  }
+}
+
+TEST_F(SearchTest, RanksFeasibleLayoutsFastestFirst) {
+  SearchOptions o;
+  o.top = 10;
+  o.threads = 2;
+  const SearchResult r = search("llama-3.1-70b", o);
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  EXPECT_GE(r.space, r.evaluated);
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    EXPECT_TRUE(r.top[i].feasible);
+    EXPECT_TRUE(r.top[i].fits_memory);
+    EXPECT_LE(r.top[i].job.memory.layout.tp, 8);  // inside one NVLink domain
+    if (i > 0) {
+      EXPECT_FALSE(better_layout(r.top[i], r.top[i - 1])) << i;
+    }
+  }
+}
+
+TEST_F(SearchTest, TheBestIsAtLeastAsFastAsAHandPickedLayout) {
+  // Megatron's usual choice for 70B on 256 H100: tp 8, pp 4, dp 8, micro-batch 1, SP.
+  TrainJob hand = base_;
+  hand.memory.micro_batch = 1;
+  hand.memory.layout = Parallelism{8, 4, 8, 1, true, 1};
+  const TrainEstimate e = estimate_training(*catalog_->model("llama-3.1-70b"), cluster_, hand,
+                                            catalog_->memory_params(), catalog_->train_params());
+  ASSERT_TRUE(e.feasible && e.fits_memory) << e.reason;
+  SearchOptions o;
+  o.threads = 2;
+  const SearchResult r = search("llama-3.1-70b", o);
+  ASSERT_FALSE(r.top.empty());
+  EXPECT_LE(r.top.front().step.total().si(), e.step.total().si());
+}
+
+TEST_F(SearchTest, FixedKnobsStayFixed) {
+  SearchOptions o;
+  o.tp = 4;
+  o.zero = 1;
+  o.recompute = Recompute::kNone;
+  o.threads = 2;
+  const SearchResult r = search("llama-3.1-70b", o);
+  ASSERT_FALSE(r.top.empty()) << r.reason;
+  for (const TrainEstimate& e : r.top) {
+    EXPECT_EQ(e.job.memory.layout.tp, 4);
+    EXPECT_EQ(e.job.memory.layout.zero, 1);
+    EXPECT_EQ(e.job.memory.recompute, Recompute::kNone);
+  }
+}
+
+TEST_F(SearchTest, SaysWhyNothingFits) {
+  // 405B on 8 GPUs: 18 bytes per parameter is 7.3 TB, far beyond 8 x 80 GB.
+  cluster_.gpus = 8;
+  base_.global_batch = 8;
+  SearchOptions o;
+  o.threads = 2;
+  const SearchResult r = search("llama-3.1-405b", o);
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_EQ(r.reason, "does not fit in memory");
+}
+
+}  // namespace
+}  // namespace gpuplan
