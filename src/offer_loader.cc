@@ -7,9 +7,7 @@
 #include "loaders.h"
 
 namespace gpuplan::detail {
-namespace {
 
-// Parses "<amount> <CUR>/<per>", e.g. "55.04 USD/h" or "0.09 USD/GB"; `per` is "h" or "GB".
 Result<Money> parse_money(std::string_view text, std::string_view per) {
   double amount = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), amount);
@@ -17,7 +15,9 @@ Result<Money> parse_money(std::string_view text, std::string_view per) {
   while (!rest.empty() && rest.front() == ' ') {
     rest.remove_prefix(1);
   }
-  const std::string example = per == "h" ? "'55.04 USD/h'" : "'0.09 USD/GB'";
+  const std::string example = per == "h"    ? "'55.04 USD/h'"
+                              : per.empty() ? "'50000 BRL'"
+                                            : "'0.09 USD/GB'";
   if (ec != std::errc() || amount < 0) {
     return fail("", fmt::format("'{}' is not a price", text), "write it as e.g. " + example);
   }
@@ -26,12 +26,20 @@ Result<Money> parse_money(std::string_view text, std::string_view per) {
   const bool currency_ok =
       currency.size() == 3 &&
       std::all_of(currency.begin(), currency.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
-  if (slash == std::string_view::npos || !currency_ok || rest.substr(slash + 1) != per) {
-    return fail("", fmt::format("'{}' is not a price per {}", text, per),
-                "write a currency code and the unit, e.g. " + example);
+  const bool per_ok = per.empty()
+                          ? slash == std::string_view::npos
+                          : slash != std::string_view::npos && rest.substr(slash + 1) == per;
+  if (!currency_ok || !per_ok) {
+    return fail("",
+                per.empty() ? fmt::format("'{}' is not an amount of money", text)
+                            : fmt::format("'{}' is not a price per {}", text, per),
+                "write a currency code" + std::string(per.empty() ? "" : " and the unit") +
+                    ", e.g. " + example);
   }
   return Money{amount, std::string(currency)};
 }
+
+namespace {
 
 Result<std::optional<Money>> optional_money(TomlReader& r, const std::string& key,
                                             std::string_view per) {

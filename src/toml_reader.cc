@@ -151,6 +151,17 @@ Result<double> TomlReader::quantity(const std::string& key, Dimension dimension)
   return *v;
 }
 
+Result<std::optional<double>> TomlReader::optional_number(const std::string& key, double min,
+                                                          double max) {
+  if (table_->get(key) == nullptr) {
+    node(key);
+    return std::optional<double>();
+  }
+  double v = 0;
+  GPUPLAN_ASSIGN_OR_RETURN(v, number(key, min, max));
+  return std::optional<double>(v);
+}
+
 Result<double> TomlReader::number(const std::string& key, double min, double max) {
   const toml::node* n = node(key);
   if (n == nullptr) {

@@ -34,13 +34,17 @@ class TomlReader {
   // A quantity written as a string with its unit, e.g. "141 GB".
   Result<double> quantity(const std::string& key, Dimension dimension);
   Result<std::optional<double>> optional_quantity(const std::string& key, Dimension dimension);
-  // A plain number in [min, max] (fractions, ratios).
+  // A plain number in [min, max] (fractions, ratios, counts such as 2e9 tokens).
+  Result<std::optional<double>> optional_number(const std::string& key, double min, double max);
   Result<double> number(const std::string& key, double min, double max);
   Result<std::vector<std::string>> text_list(const std::string& key);
   // An array of tables, each read by its own reader.
   Result<std::vector<TomlReader>> table_list(const std::string& key);
   // A sub-table; nullopt when absent.
   Result<std::optional<TomlReader>> optional_table(const std::string& key);
+
+  // The raw node of a key, or nullptr; for values the typed accessors do not cover.
+  const toml::node* raw(const std::string& key) const { return table_->get(key); }
 
   // Marks a key as allowed without reading it (checked elsewhere).
   void accept(const std::string& key) { node(key); }

@@ -100,6 +100,10 @@ LayerTimes layer_forward(const Model& m, int64_t layer, const Gpu& gpu, const Tr
     const double weights = static_cast<double>(lp.active_matmul) / t;
     traffic += Bytes(3.0 * (tokens * inputs + weights));
   }
+  if (mj.task == Task::kQlora) {
+    // QLoRA dequantises its 4-bit weights before every GEMM: read ~0.5 bytes, write 2.
+    traffic += Bytes(2.5 * static_cast<double>(lp.matmul) / t);
+  }
   out.memory = traffic / (gpu.memory_bandwidth * e.hbm);
   return out;
 }
@@ -230,9 +234,11 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
     SpanCost sc;
     sc.span = span;
     sc.fwd = f.gemm + f.attention + f.memory;
-    // Backward: two GEMMs per forward GEMM, ~2.5x the attention forward (FlashAttention-2),
-    // twice the elementwise traffic.
-    sc.bwd = f.gemm * 2.0 + f.attention * 2.5 + f.memory * 2.0;
+    // Backward: two GEMMs per forward GEMM (input and weight gradients; LoRA's frozen weights
+    // need only the input gradient), ~2.5x the attention forward (FlashAttention-2), twice the
+    // elementwise traffic.
+    const bool adapters = mj.task == Task::kLora || mj.task == Task::kQlora;
+    sc.bwd = f.gemm * (adapters ? 1.0 : 2.0) + f.attention * 2.5 + f.memory * 2.0;
     if (mj.recompute == Recompute::kFull) {
       sc.recompute = sc.fwd;
     } else if (mj.recompute == Recompute::kSelective) {
@@ -311,9 +317,12 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
     st.pp_comm = hop * (2.0 * v * (m_count + static_cast<double>(l.pp - 1)));
   }
   // Data parallelism.
-  // Routed experts synchronise over dp / ep ranks, everything else over dp.
-  const double params_gpu = est.memory.parameters - est.memory.expert_parameters;
-  const double expert_params = est.memory.expert_parameters;
+  // Routed experts synchronise over dp / ep ranks, everything else over dp; LoRA synchronises
+  // and updates its adapters only.
+  const bool adapters = mj.task == Task::kLora || mj.task == Task::kQlora;
+  const double params_gpu =
+      adapters ? est.memory.trainable : est.memory.parameters - est.memory.expert_parameters;
+  const double expert_params = adapters ? 0.0 : est.memory.expert_parameters;
   const Group expert_dp = place(l.dp / l.ep, l.tp * cp * l.ep, c.gpus_per_node);
   const Group dp_group = place(l.dp, l.tp * cp, c.gpus_per_node);
   const double grad_bytes = mj.precision == Precision::kFp16 ? 2.0 : 4.0;
@@ -339,9 +348,12 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
       // share of the node's NICs (docs/FORMULAS.md#zero3).
       const Group rail{l.dp, 1};
       const Group& z3 = dp_group.nodes() > 1 ? rail : dp_group;
-      const double all_params = params_gpu + expert_params;
-      const Seconds per_mb_comm = all_gather_time(Bytes(all_params * 2.0), z3, net) * gathers +
-                                  reduce_scatter_time(Bytes(all_params * grad_bytes), z3, net);
+      // Every resident weight is gathered (LoRA's frozen base too); only the trained ones have
+      // gradients to scatter.
+      const double gathered = est.memory.parameters;
+      const double trained = params_gpu + expert_params;
+      const Seconds per_mb_comm = all_gather_time(Bytes(gathered * 2.0), z3, net) * gathers +
+                                  reduce_scatter_time(Bytes(trained * grad_bytes), z3, net);
       const Seconds traffic = per_mb_comm * m_count;
       const Seconds hidden = st.compute * p.zero3_overlap;
       st.dp_comm = Seconds(std::max(0.0, (traffic - hidden).si()));
@@ -359,7 +371,9 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   const Seconds step = st.total();
   const double tokens_step = static_cast<double>(job.global_batch * mj.seq);
   est.tokens_per_s = tokens_step / step.si();
-  const double model_flops = model_flops_per_token(m, mj.seq) * tokens_step;
+  // LoRA trains no base weight: its backward computes input gradients only, 2/3 of the work.
+  const double model_flops =
+      model_flops_per_token(m, mj.seq) * tokens_step * (adapters ? 2.0 / 3.0 : 1.0);
   const double gpus = static_cast<double>(c.gpus);
   est.model_flops_per_gpu = Flops(model_flops / gpus) / step;
   const double recompute_share = (st.compute.si() > 0) ? st.recompute / st.compute : 0.0;

@@ -198,6 +198,19 @@ Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const 
   return out;
 }
 
+std::optional<PublishedMfu> best_published_mfu(const std::vector<PublishedMfu>& runs,
+                                               const std::string& gpu, Precision precision) {
+  auto sixteen = [](Precision p) { return p == Precision::kFp16 || p == Precision::kBf16; };
+  std::optional<PublishedMfu> best;
+  for (const PublishedMfu& r : runs) {
+    const bool same = r.precision == precision || (sixteen(r.precision) && sixteen(precision));
+    if (r.gpu == gpu && same && (!best || r.mfu > best->mfu)) {
+      best = r;
+    }
+  }
+  return best;
+}
+
 Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog) {
   Json doc;
   GPUPLAN_ASSIGN_OR_RETURN(doc, read_validation_file(path));

@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)
 # Runs BIN with ARGS (a ;-list); checks the exit status and that stdout+stderr match EXPECT_REGEX.
 execute_process(COMMAND ${BIN} ${ARGS} RESULT_VARIABLE status OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)

@@ -50,6 +50,11 @@ struct PublishedMfu {
 // The MFU of every training row of a validation file whose GPU the catalog knows.
 Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const Catalog& catalog);
 
+// The highest of `runs` on `gpu` in `precision`'s class (fp16 and bf16 count as one: the same
+// tensor-core rate), or nullopt when none was published.
+std::optional<PublishedMfu> best_published_mfu(const std::vector<PublishedMfu>& runs,
+                                               const std::string& gpu, Precision precision);
+
 // Reads and runs a validation file against the catalog's hardware and parameters.
 Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog);
 

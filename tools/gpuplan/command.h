@@ -25,6 +25,7 @@ int run_catalog(const std::vector<std::string>& args);
 int run_validate(const std::vector<std::string>& args);
 int run_train(const std::vector<std::string>& args);
 int run_scale(const std::vector<std::string>& args);
+int run_plan(const std::vector<std::string>& args);
 
 // The data directory: --data if given, else $GPUPLAN_DATA, else the one the build knows.
 std::string data_dir(const std::string& flag_value);

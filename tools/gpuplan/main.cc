@@ -42,6 +42,9 @@ struct Command {
 
 // The subcommand table (ninja's tool table idea).
 constexpr Command kCommands[] = {
+    {"plan",
+     "one GPU or a cluster, which, how many, how long, at what cost - and why not the others",
+     run_plan},
     {"fit", "does the model fit in GPU memory: itemised memory, verdict, smallest GPU counts",
      run_fit},
     {"train", "step time, throughput, MFU and where the time goes for one training layout",

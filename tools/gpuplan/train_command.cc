@@ -39,18 +39,9 @@ struct SearchSettings {
 
 // The best MFU any published run reached on this GPU and precision, from the validation files.
 std::optional<PublishedMfu> mfu_ceiling(const Catalog& c, const std::string& gpu, Precision p) {
-  std::optional<PublishedMfu> best;
   Result<std::vector<PublishedMfu>> rows =
       published_mfus(c.data_dir() + "/validation/training.json", c);
-  if (!rows) {
-    return best;
-  }
-  for (const PublishedMfu& r : *rows) {
-    if (r.gpu == gpu && r.precision == p && (!best || r.mfu > best->mfu)) {
-      best = r;
-    }
-  }
-  return best;
+  return rows ? best_published_mfu(*rows, gpu, p) : std::nullopt;
 }
 
 int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,

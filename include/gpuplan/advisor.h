@@ -1,0 +1,95 @@
+// The advisor: a job (train, fine-tune, serve) against every offer in the catalog, ranked.
+//
+// For each offer that the constraints allow (residency, an allowed list) and every count of its
+// nodes up to a limit, it finds the best layout (search.h) and the time to finish, the cost
+// (GPU-hours x price + egress) and the energy; serving is sized from memory and the decode
+// bandwidth bound. Each offer gets one recommendation — the fewest nodes that meet the
+// deadline — or a "why not". The ranking puts offers that meet the deadline first, then by
+// cost where every offer has a price (in one currency), else by time.
+#ifndef GPUPLAN_ADVISOR_H_
+#define GPUPLAN_ADVISOR_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuplan/catalog.h"
+#include "gpuplan/training.h"
+
+namespace gpuplan {
+
+enum class JobKind { kPretrain, kFinetune, kLora, kQlora, kServe };
+std::string_view job_kind_name(JobKind k);
+Result<JobKind> parse_job_kind(std::string_view name);
+
+struct PlanJob {
+  JobKind kind = JobKind::kFinetune;
+  std::string model;         // catalog id or config.json path
+  double tokens = 0;         // training tokens (epochs x dataset tokens)
+  int64_t seq = 4096;        // training sequence length
+  int64_t global_batch = 0;  // sequences per step; 0: 1,024 for pretraining, 128 otherwise
+  int64_t lora_rank = 16;
+  Precision precision = Precision::kBf16;
+  std::optional<Seconds> deadline;
+  std::optional<Money> budget;
+  // Serving.
+  int64_t users = 0;  // concurrent users, each with one sequence in flight
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  std::optional<Seconds> latency_target;  // time per output token
+  // Constraints.
+  std::vector<std::string> residency;   // ISO country codes the work must stay in; empty: any
+  std::vector<std::string> offers;      // allowed offers; empty: all
+  std::string currency;                 // report costs in this currency; empty: each offer's own
+  std::optional<double> usd_rate;       // units of `currency` per USD
+  Bytes egress;                         // data that leaves the provider
+  std::map<std::string, Money> prices;  // per node-hour, for offers without a public price
+  int64_t max_nodes = 256;              // largest node count tried per offer
+  // Best MFU published per GPU id for the job's precision, and the run that reached it
+  // (validation.h, published_mfus); a prediction above it is flagged.
+  std::map<std::string, std::pair<double, std::string>> mfu_ceilings;
+};
+
+// One offer's answer.
+struct PlanCandidate {
+  const Offer* offer = nullptr;
+  bool feasible = false;
+  std::string why_not;  // when not feasible (or when it misses the deadline)
+  bool meets_deadline = true;
+  int64_t nodes = 0;
+  int64_t gpus = 0;
+  std::string layout;       // for people
+  Seconds time;             // to finish the training job; 0 for serving
+  double tokens_per_s = 0;  // training throughput, or serving output tokens/s
+  double mfu = 0;
+  double scaling_efficiency = 0;  // vs the offer's smallest count that runs (%)
+  std::optional<Money> cost;      // job cost (training) or per month (serving), in the currency
+  std::optional<Money> hourly;    // price of the whole allocation per hour
+  double energy_joules = 0;       // at TDP
+  std::optional<TrainEstimate> training;
+  int64_t replicas = 0;           // serving
+  int64_t batch_per_replica = 0;  // serving
+  Seconds tpot;                   // serving: time per output token
+  std::string price_note;         // a missing price, a currency not converted
+};
+
+struct Plan {
+  std::vector<PlanCandidate> ranked;    // feasible first, best first
+  std::vector<PlanCandidate> rejected;  // with why_not
+  std::string headline;                 // the plain answer
+  std::vector<std::string> notes;       // missing prices, currencies, assumptions
+};
+
+// REQUIRES: the job validated by check_plan_job().
+Plan make_plan(const PlanJob& job, const Model& model, const Catalog& catalog, int threads);
+
+// Bad or contradictory jobs: zero tokens, an unknown allowed offer, a negative deadline, ...
+Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog);
+
+// Reads a job file (TOML, schema 1, [job] and [constraints] tables; docs in examples/).
+Result<PlanJob> load_plan_job(const std::string& path);
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_ADVISOR_H_

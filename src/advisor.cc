@@ -1,0 +1,471 @@
+#include "gpuplan/advisor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuplan/fit.h"
+#include "gpuplan/search.h"
+#include "gpuplan/suggest.h"
+
+namespace gpuplan {
+namespace {
+
+constexpr double kHoursPerMonth = 730.0;  // 365 x 24 / 12
+
+std::string days_text(Seconds t) {
+  const double s = t.si();
+  if (s < 2 * 3600)
+    return fmt::format("{:.0f} min", s / 60);
+  if (s < 2 * 86400)
+    return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.1f} days", s / 86400);
+}
+
+// Converts `m` into `currency` with `usd_rate` (units of currency per USD); nullopt when it
+// cannot.
+std::optional<Money> convert(const Money& m, const std::string& currency,
+                             std::optional<double> usd_rate) {
+  if (currency.empty() || m.currency == currency) {
+    return m;
+  }
+  if (!usd_rate) {
+    return std::nullopt;
+  }
+  if (m.currency == "USD") {
+    return Money{m.amount * *usd_rate, currency};
+  }
+  if (currency == "USD") {
+    return Money{m.amount / *usd_rate, currency};
+  }
+  return std::nullopt;
+}
+
+bool site_allowed(const Offer& o, const std::vector<std::string>& residency) {
+  if (residency.empty()) {
+    return true;
+  }
+  for (const Site& s : o.sites) {
+    if (std::find(residency.begin(), residency.end(), s.country) != residency.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Cluster offer_cluster(const Catalog& c, const Offer& o, int64_t nodes) {
+  Cluster cl;
+  cl.gpu = *c.gpu(o.gpu);
+  cl.gpus = nodes * o.gpus_per_node;
+  cl.gpus_per_node = o.gpus_per_node;
+  cl.scale_up = *c.fabric(o.scale_up);
+  cl.scale_out = o.scale_out.empty() ? nullptr : *c.fabric(o.scale_out);
+  cl.nics_per_node = o.nics_per_node;
+  return cl;
+}
+
+Task task_of(JobKind k) {
+  switch (k) {
+    case JobKind::kPretrain:
+      return Task::kTrain;
+    case JobKind::kFinetune:
+      return Task::kFinetune;
+    case JobKind::kLora:
+      return Task::kLora;
+    case JobKind::kQlora:
+      return Task::kQlora;
+    case JobKind::kServe:
+      return Task::kInfer;
+  }
+  return Task::kTrain;
+}
+
+// The node price in the plan's currency, from the offer or the user; a note when missing.
+std::optional<Money> node_price(const PlanJob& job, const Offer& o, std::string& note) {
+  std::optional<Money> price = o.price_per_node_hour;
+  if (auto it = job.prices.find(o.id); it != job.prices.end()) {
+    price = it->second;
+  }
+  if (!price) {
+    note = fmt::format("{} has no public price: give it with --price {}=VALUE/h", o.id, o.id);
+    return std::nullopt;
+  }
+  std::optional<Money> converted = convert(*price, job.currency, job.usd_rate);
+  if (!converted) {
+    note = fmt::format("{} is priced in {}; give --usd-rate to compare it in {}", o.id,
+                       price->currency, job.currency);
+  }
+  return converted;
+}
+
+PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalog& c,
+                            const Offer& o, int threads) {
+  PlanCandidate best;
+  best.offer = &o;
+  TrainJob base;
+  base.memory.task = task_of(job.kind);
+  base.memory.precision = job.precision;
+  base.memory.seq = job.seq;
+  base.memory.lora_rank = job.lora_rank;
+  base.global_batch = job.global_batch;
+  base.tokens = job.tokens;
+  SearchOptions so;
+  so.top = 1;
+  so.threads = threads;
+  so.max_cp = 8;
+  const Gpu& gpu = **c.gpu(o.gpu);
+  if (!gpu.efficiency) {
+    best.why_not = fmt::format("{} has no efficiency calibration for time estimates", gpu.id);
+    return best;
+  }
+  std::vector<PlanCandidate> runs;
+  std::string last_reason;
+  const int64_t limit = std::min(o.max_nodes, job.max_nodes);
+  for (int64_t nodes = 1; nodes <= limit; nodes *= 2) {
+    const Cluster cl = offer_cluster(c, o, nodes);
+    if (nodes > 1 && cl.scale_out == nullptr) {
+      break;
+    }
+    const SearchResult r = search_layouts(model, cl, base, c.memory_params(), c.train_params(), so);
+    if (r.top.empty()) {
+      last_reason = r.reason;
+      continue;
+    }
+    const TrainEstimate& e = r.top.front();
+    PlanCandidate p;
+    p.offer = &o;
+    p.feasible = true;
+    p.nodes = nodes;
+    p.gpus = cl.gpus;
+    p.training = e;
+    p.tokens_per_s = e.tokens_per_s;
+    p.time = Seconds(job.tokens / e.tokens_per_s);
+    p.mfu = e.mfu;
+    p.energy_joules = p.time.si() * gpu.tdp.si() * static_cast<double>(p.gpus);
+    p.meets_deadline = !job.deadline || p.time <= *job.deadline;
+    runs.push_back(std::move(p));
+    if (runs.back().meets_deadline) {
+      break;  // the fewest nodes that meet the deadline (or that run, without one)
+    }
+  }
+  if (runs.empty()) {
+    best.why_not = last_reason == "does not fit in memory"
+                       ? fmt::format(
+                             "does not fit: no layout of up to {} x {} holds it in {} "
+                             "of usable memory per GPU",
+                             limit * o.gpus_per_node, gpu.id,
+                             fmt::format("{:.1f} GiB", gpu.memory_usable / GiB(1)))
+                       : fmt::format("cannot run: {}", last_reason);
+    return best;
+  }
+  // The fewest nodes that meet the deadline; if none does, the fastest.
+  PlanCandidate chosen = runs.back();
+  if (!chosen.meets_deadline) {
+    chosen = *std::min_element(runs.begin(), runs.end(),
+                               [](const auto& a, const auto& b) { return a.time < b.time; });
+    chosen.why_not = fmt::format("misses the deadline: {} at best ({} node{}), {} over",
+                                 days_text(chosen.time), chosen.nodes, chosen.nodes == 1 ? "" : "s",
+                                 days_text(chosen.time - *job.deadline));
+  }
+  const PlanCandidate& first = runs.front();
+  chosen.scaling_efficiency = 100.0 * first.time.si() * static_cast<double>(first.gpus) /
+                              (chosen.time.si() * static_cast<double>(chosen.gpus));
+  std::string note;
+  if (std::optional<Money> price = node_price(job, o, note)) {
+    const double hours = chosen.time.si() / 3600.0;
+    chosen.hourly = Money{price->amount * static_cast<double>(chosen.nodes), price->currency};
+    double total = chosen.hourly->amount * hours;
+    // Egress: the checkpoint (16-bit weights, or the adapters) plus what the job says leaves.
+    const ParameterCount pc = count_parameters(model);
+    const double checkpoint_gb =
+        (job.kind == JobKind::kLora || job.kind == JobKind::kQlora
+             ? chosen.training->memory.trainable * static_cast<double>(chosen.gpus) * 4.0
+             : static_cast<double>(pc.total) * 2.0) /
+        1e9;
+    if (o.egress_per_gb) {
+      if (std::optional<Money> eg = convert(*o.egress_per_gb, price->currency, job.usd_rate)) {
+        total += eg->amount * (checkpoint_gb + job.egress / GB(1));
+      }
+    }
+    chosen.cost = Money{total, price->currency};
+  }
+  chosen.price_note = note;
+  return chosen;
+}
+
+PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog& c,
+                           const Offer& o) {
+  PlanCandidate best;
+  best.offer = &o;
+  const Gpu& gpu = **c.gpu(o.gpu);
+  const int64_t context = job.input_tokens + job.output_tokens;
+  const double hbm = gpu.memory_bandwidth.si() * (gpu.efficiency ? gpu.efficiency->hbm : 0.85);
+  std::string last_reason = "no tensor-parallel size holds the model and one user's context";
+  bool found = false;
+  for (int64_t tp = 1; tp <= o.gpus_per_node; tp *= 2) {
+    MemoryJob mj;
+    mj.task = Task::kInfer;
+    mj.precision = job.precision;
+    mj.context = context;
+    mj.batch = 1;
+    mj.layout.tp = tp;
+    if (layout_problem(model, mj)) {
+      continue;
+    }
+    const FitReport fit = fit_on_gpu(model, mj, gpu, c.memory_params());
+    const int64_t by_memory = fit.kv ? fit.kv->tokens / std::max<int64_t>(1, context) : 0;
+    if (by_memory < 1) {
+      last_reason = fmt::format(
+          "one user's {}-token context does not fit beside the weights "
+          "even at tp {}",
+          context, tp);
+      continue;
+    }
+    // Decode is memory-bound: each step reads the weights and the batch's KV cache (at the
+    // average context, input + output / 2).
+    const double avg_context =
+        static_cast<double>(job.input_tokens) + static_cast<double>(job.output_tokens) / 2.0;
+    const double weights = fit.memory.weights.si();
+    const double kv_per_seq = avg_context * fit.kv->bytes_per_token;
+    auto tpot = [&](int64_t batch) {
+      return Seconds((weights + static_cast<double>(batch) * kv_per_seq) / hbm);
+    };
+    int64_t batch = std::min(by_memory, job.users);
+    if (job.latency_target) {
+      while (batch > 1 && tpot(batch) > *job.latency_target) {
+        batch = std::max<int64_t>(1, batch * 9 / 10);
+      }
+      if (tpot(batch) > *job.latency_target) {
+        last_reason =
+            fmt::format("even one user takes {:.1f} ms per token at tp {}", tpot(1).si() * 1e3, tp);
+        continue;
+      }
+    }
+    const int64_t replicas = (job.users + batch - 1) / batch;
+    const int64_t per_node = std::max<int64_t>(1, o.gpus_per_node / tp);
+    const int64_t nodes = (replicas + per_node - 1) / per_node;
+    if (nodes > std::min(o.max_nodes, job.max_nodes)) {
+      last_reason = fmt::format("needs {} nodes of {} at tp {}, the offer has {}", nodes,
+                                o.gpus_per_node, tp, std::min(o.max_nodes, job.max_nodes));
+      continue;
+    }
+    const int64_t per_replica = (job.users + replicas - 1) / replicas;
+    PlanCandidate p;
+    p.offer = &o;
+    p.feasible = true;
+    p.nodes = nodes;
+    p.gpus = replicas * tp;
+    p.replicas = replicas;
+    p.batch_per_replica = per_replica;
+    p.tpot = tpot(per_replica);
+    p.tokens_per_s = static_cast<double>(replicas * per_replica) / p.tpot.si();
+    p.layout = fmt::format("{} replica(s) of tp {}, {} users each", replicas, tp, per_replica);
+    if (!found || p.nodes < best.nodes || (p.nodes == best.nodes && p.gpus < best.gpus)) {
+      best = p;
+      found = true;
+    }
+  }
+  if (!found) {
+    best.why_not = fmt::format("cannot serve: {}", last_reason);
+    return best;
+  }
+  std::string note;
+  if (std::optional<Money> price = node_price(job, o, note)) {
+    best.hourly = Money{price->amount * static_cast<double>(best.nodes), price->currency};
+    best.cost = Money{best.hourly->amount * kHoursPerMonth, price->currency};
+  }
+  best.price_note = note;
+  best.energy_joules = gpu.tdp.si() * static_cast<double>(best.gpus) * kHoursPerMonth * 3600.0;
+  return best;
+}
+
+}  // namespace
+
+std::string_view job_kind_name(JobKind k) {
+  switch (k) {
+    case JobKind::kPretrain:
+      return "pretrain";
+    case JobKind::kFinetune:
+      return "finetune";
+    case JobKind::kLora:
+      return "lora";
+    case JobKind::kQlora:
+      return "qlora";
+    case JobKind::kServe:
+      return "serve";
+  }
+  return "?";
+}
+
+Result<JobKind> parse_job_kind(std::string_view name) {
+  const std::vector<std::string> names = {"pretrain", "finetune", "lora", "qlora", "serve"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) {
+      return static_cast<JobKind>(i);
+    }
+  }
+  return fail("", fmt::format("unknown job kind '{}'", name), suggestion_hint(name, names));
+}
+
+Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
+  for (const std::string& id : job.offers) {
+    Result<const Offer*> o = catalog.offer(id);
+    if (!o) {
+      return fail("offers", o.error().what, o.error().hint);
+    }
+  }
+  for (const auto& [id, price] : job.prices) {
+    Result<const Offer*> o = catalog.offer(id);
+    if (!o) {
+      return fail("--price", o.error().what, o.error().hint);
+    }
+  }
+  if (job.kind == JobKind::kServe) {
+    if (job.users <= 0 || job.input_tokens <= 0 || job.output_tokens <= 0) {
+      return fail("job", "serving needs users, input_tokens and output_tokens above 0",
+                  "e.g. users = 2000, input_tokens = 1000, output_tokens = 300");
+    }
+  } else {
+    if (!(job.tokens > 0)) {
+      return fail("tokens", fmt::format("a training job needs tokens > 0, got {}", job.tokens),
+                  "give the tokens to train on (or epochs x dataset tokens)");
+    }
+    if (job.seq <= 0 || job.global_batch < 0) {
+      return fail("seq", "seq and global_batch must be positive", "");
+    }
+  }
+  if (job.deadline && job.deadline->si() <= 0) {
+    return fail("deadline", "the deadline has already passed", "give a time from now, e.g. '7 d'");
+  }
+  if (!job.currency.empty() && job.usd_rate && *job.usd_rate <= 0) {
+    return fail("usd_rate", "the exchange rate must be positive", "");
+  }
+  return true;
+}
+
+Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog, int threads) {
+  PlanJob job = job_in;
+  if (job.global_batch == 0) {
+    job.global_batch = job.kind == JobKind::kPretrain ? 1024 : 128;
+  }
+  Plan plan;
+  for (const Offer& o : catalog.offers()) {
+    PlanCandidate rejected;
+    rejected.offer = &o;
+    if (!job.offers.empty() &&
+        std::find(job.offers.begin(), job.offers.end(), o.id) == job.offers.end()) {
+      continue;  // not asked about
+    }
+    if (!site_allowed(o, job.residency)) {
+      std::vector<std::string> where;
+      for (const Site& s : o.sites)
+        where.push_back(fmt::format("{} ({})", s.id, s.country));
+      rejected.why_not = fmt::format("outside residency {}: sites {}",
+                                     fmt::join(job.residency, ", "), fmt::join(where, ", "));
+      plan.rejected.push_back(rejected);
+      continue;
+    }
+    PlanCandidate p = job.kind == JobKind::kServe ? plan_serving(job, model, catalog, o)
+                                                  : plan_training(job, model, catalog, o, threads);
+    if (!p.feasible || !p.meets_deadline) {
+      plan.rejected.push_back(p);
+      continue;
+    }
+    if (job.budget && p.cost && p.cost->currency == job.budget->currency &&
+        p.cost->amount > job.budget->amount) {
+      p.why_not = fmt::format("over budget: {:.0f} {} > {:.0f} {}", p.cost->amount,
+                              p.cost->currency, job.budget->amount, job.budget->currency);
+      plan.rejected.push_back(p);
+      continue;
+    }
+    plan.ranked.push_back(p);
+  }
+  // Offers priced in the plan's currency come first, cheapest first; the others follow by time
+  // to finish (serving: by GPUs needed). Ties go to the offer id. Without a requested currency,
+  // the first priced candidate's currency is the one compared.
+  std::string currency = job.currency;
+  for (const PlanCandidate& p : plan.ranked) {
+    if (currency.empty() && p.cost)
+      currency = p.cost->currency;
+  }
+  const bool serving = job.kind == JobKind::kServe;
+  auto priced = [&](const PlanCandidate& p) { return p.cost && p.cost->currency == currency; };
+  bool all_priced = !plan.ranked.empty();
+  for (const PlanCandidate& p : plan.ranked)
+    all_priced = all_priced && priced(p);
+  std::sort(plan.ranked.begin(), plan.ranked.end(), [&](const auto& a, const auto& b) {
+    if (priced(a) != priced(b))
+      return priced(a);
+    const double ka = priced(a) ? a.cost->amount
+                      : serving ? static_cast<double>(a.gpus)
+                                : a.time.si();
+    const double kb = priced(b) ? b.cost->amount
+                      : serving ? static_cast<double>(b.gpus)
+                                : b.time.si();
+    if (ka != kb)
+      return ka < kb;
+    return a.offer->id < b.offer->id;
+  });
+  const bool by_cost = all_priced;
+  std::sort(plan.rejected.begin(), plan.rejected.end(),
+            [](const auto& a, const auto& b) { return a.offer->id < b.offer->id; });
+  if (!by_cost && !plan.ranked.empty()) {
+    plan.notes.push_back(fmt::format(
+        "offers with a price in {} are ranked by cost; the others follow by {}",
+        currency.empty() ? "one currency" : currency, serving ? "GPUs needed" : "time to finish"));
+  }
+  for (const PlanCandidate& p : plan.ranked) {
+    if (!p.price_note.empty())
+      plan.notes.push_back(p.price_note);
+  }
+  // Believability: a predicted MFU above every published run on that GPU and precision.
+  for (const PlanCandidate& p : plan.ranked) {
+    if (!p.training)
+      continue;
+    const auto ceiling = job.mfu_ceilings.find(p.offer->gpu);
+    if (ceiling != job.mfu_ceilings.end() && p.mfu > ceiling->second.first) {
+      plan.notes.push_back(fmt::format(
+          "{}: predicted MFU {:.1f} % is above the best published {} run in {} ({:.1f} %, {}); "
+          "its time may be optimistic",
+          p.offer->id, p.mfu * 100, p.offer->gpu, precision_name(job.precision),
+          ceiling->second.first * 100, ceiling->second.second));
+    }
+  }
+  if (plan.ranked.empty()) {
+    bool all_residency = !plan.rejected.empty();
+    for (const PlanCandidate& p : plan.rejected) {
+      all_residency = all_residency && p.why_not.starts_with("outside residency");
+    }
+    plan.headline = plan.rejected.empty() ? "No offer was considered: check the allowed offers."
+                    : all_residency
+                        ? fmt::format(
+                              "No offer in the catalog has a site in {}: add one (data/offers/) or "
+                              "relax the residency.",
+                              fmt::join(job.residency, ", "))
+                        : "No offer can run this job; the reasons are below.";
+    return plan;
+  }
+  const PlanCandidate& b = plan.ranked.front();
+  const Gpu& g = **catalog.gpu(b.offer->gpu);
+  const std::string cost = b.cost ? fmt::format(", {} {}{}", fmt::format("{:.0f}", b.cost->amount),
+                                                b.cost->currency, serving ? " per month" : "")
+                                  : std::string(", price not public");
+  if (serving) {
+    plan.headline = fmt::format(
+        "Serving {} users needs {} x {} on {} ({} node(s)): {:.0f} ms per output token{}.",
+        job.users, b.gpus, g.id, b.offer->id, b.nodes, b.tpot.si() * 1e3, cost);
+  } else if (b.gpus == 1) {
+    plan.headline = fmt::format("One {} is enough: {} finishes in {}{}.", g.id, b.offer->id,
+                                days_text(b.time), cost);
+  } else if (b.nodes == 1) {
+    plan.headline = fmt::format("You need {} GPUs in one server: {} ({} x {}) finishes in {}{}.",
+                                b.gpus, b.offer->id, b.gpus, g.id, days_text(b.time), cost);
+  } else {
+    plan.headline = fmt::format("You need a cluster: {} nodes of {} ({} x {}) finish in {}{}.",
+                                b.nodes, b.offer->id, b.gpus, g.id, days_text(b.time), cost);
+  }
+  return plan;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,157 @@
+#include "gpuplan/advisor.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuplan {
+namespace {
+
+std::string fixture(const char* name) {
+  return std::string(GPUPLAN_TEST_DATA_DIR) + "/plan/" + name;
+}
+
+class AdvisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
+    ASSERT_TRUE(c.has_value()) << c.error().message();
+    catalog_.emplace(std::move(*c));
+  }
+  Plan plan(const PlanJob& job) {
+    return make_plan(job, *catalog_->model(job.model), *catalog_, 2);
+  }
+  static PlanJob lora_70b() {
+    PlanJob j;
+    j.kind = JobKind::kLora;
+    j.model = "llama-3.1-70b";
+    j.tokens = 2e9;
+    j.deadline = Seconds(7 * 86400.0);
+    return j;
+  }
+  std::optional<Catalog> catalog_;
+};
+
+TEST_F(AdvisorTest, ResidencyKeepsOnlyOffersWithASiteInTheCountry) {
+  PlanJob j = lora_70b();
+  j.residency = {"BR"};
+  const Plan p = plan(j);
+  ASSERT_EQ(p.ranked.size(), 1U);
+  EXPECT_EQ(p.ranked[0].offer->id, "eveo-hgx-8xh200");
+  for (const PlanCandidate& r : p.rejected) {
+    const bool brazilian = r.offer->id.starts_with("eveo-");
+    EXPECT_EQ(r.why_not.starts_with("outside residency BR"), !brazilian) << r.offer->id;
+  }
+}
+
+TEST_F(AdvisorTest, FullFineTuneOf70bDoesNotFitOneHgx) {
+  // 18 bytes per parameter x 70.55 B = 1.27 TB > 8 x 140.4 GiB (see FitTest).
+  PlanJob j = lora_70b();
+  j.kind = JobKind::kFinetune;
+  j.offers = {"eveo-hgx-8xh200"};
+  const Plan p = plan(j);
+  EXPECT_TRUE(p.ranked.empty());
+  ASSERT_EQ(p.rejected.size(), 1U);
+  EXPECT_TRUE(p.rejected[0].why_not.starts_with("does not fit")) << p.rejected[0].why_not;
+  EXPECT_EQ(p.headline, "No offer can run this job; the reasons are below.");
+}
+
+TEST_F(AdvisorTest, ConvertsPricesWithTheExchangeRate) {
+  PlanJob j = lora_70b();
+  j.offers = {"aws-p5en.48xlarge"};
+  const Plan usd = plan(j);
+  j.currency = "BRL";
+  j.usd_rate = 5.0;
+  const Plan brl = plan(j);
+  ASSERT_EQ(usd.ranked.size(), 1U);
+  ASSERT_EQ(brl.ranked.size(), 1U);
+  ASSERT_TRUE(usd.ranked[0].cost && brl.ranked[0].cost);
+  EXPECT_EQ(usd.ranked[0].cost->currency, "USD");
+  EXPECT_EQ(brl.ranked[0].cost->currency, "BRL");
+  EXPECT_NEAR(brl.ranked[0].cost->amount, 5.0 * usd.ranked[0].cost->amount, 1e-6);
+}
+
+TEST_F(AdvisorTest, AMissingPriceIsNamedWithTheFlagToGiveIt) {
+  PlanJob j = lora_70b();
+  j.offers = {"eveo-hgx-8xh200"};
+  const Plan p = plan(j);
+  ASSERT_EQ(p.ranked.size(), 1U);
+  EXPECT_FALSE(p.ranked[0].cost.has_value());
+  EXPECT_EQ(p.ranked[0].price_note,
+            "eveo-hgx-8xh200 has no public price: give it with --price eveo-hgx-8xh200=VALUE/h");
+  j.prices["eveo-hgx-8xh200"] = Money{320, "BRL"};
+  const Plan priced = plan(j);
+  ASSERT_TRUE(priced.ranked[0].cost.has_value());
+  // 8 GPUs x (320 / 8) BRL per GPU-hour x the hours, plus no egress fee (none published).
+  EXPECT_NEAR(priced.ranked[0].cost->amount, 320.0 * priced.ranked[0].time.si() / 3600.0, 1e-6);
+}
+
+TEST_F(AdvisorTest, ATighterDeadlineNeedsMoreNodes) {
+  PlanJob j;
+  j.kind = JobKind::kPretrain;
+  j.model = "llama-2-7b";
+  j.tokens = 1e12;
+  j.offers = {"aws-p5.48xlarge"};
+  j.deadline = Seconds(60 * 86400.0);
+  const Plan relaxed = plan(j);
+  j.deadline = Seconds(15 * 86400.0);
+  const Plan tight = plan(j);
+  ASSERT_EQ(relaxed.ranked.size(), 1U);
+  ASSERT_EQ(tight.ranked.size(), 1U);
+  EXPECT_LT(relaxed.ranked[0].nodes, tight.ranked[0].nodes);
+  EXPECT_LE(tight.ranked[0].time.si(), 15 * 86400.0);
+}
+
+TEST_F(AdvisorTest, ServingSizesReplicasFromMemoryAndBandwidth) {
+  PlanJob j;
+  j.kind = JobKind::kServe;
+  j.model = "llama-3.1-70b";
+  j.users = 2000;
+  j.input_tokens = 1000;
+  j.output_tokens = 300;
+  j.latency_target = Seconds(0.05);
+  j.offers = {"aws-p5en.48xlarge"};
+  const Plan p = plan(j);
+  ASSERT_EQ(p.ranked.size(), 1U);
+  const PlanCandidate& c = p.ranked[0];
+  EXPECT_LE(c.tpot.si(), 0.05);
+  EXPECT_GE(c.replicas * c.batch_per_replica, 2000);
+  // Output tokens per second = users in flight / time per token.
+  EXPECT_NEAR(c.tokens_per_s, static_cast<double>(c.replicas * c.batch_per_replica) / c.tpot.si(),
+              1e-6);
+}
+
+TEST_F(AdvisorTest, BadJobsAreErrors) {
+  PlanJob j = lora_70b();
+  j.tokens = 0;
+  EXPECT_EQ(check_plan_job(j, *catalog_).error().what, "a training job needs tokens > 0, got 0");
+  j = lora_70b();
+  j.offers = {"eveo-hgx"};
+  EXPECT_EQ(check_plan_job(j, *catalog_).error().hint,
+            "did you mean 'eveo-hgx-8xh200'? (gpuplan catalog list offers)");
+  j = lora_70b();
+  j.deadline = Seconds(-1);
+  EXPECT_EQ(check_plan_job(j, *catalog_).error().what, "the deadline has already passed");
+}
+
+TEST(PlanLoader, ReadsAJobFile) {
+  Result<PlanJob> j = load_plan_job(fixture("epochs.toml"));
+  ASSERT_TRUE(j.has_value()) << j.error().message();
+  EXPECT_EQ(j->kind, JobKind::kQlora);
+  EXPECT_DOUBLE_EQ(j->tokens, 3 * 5e8);  // epochs x dataset_tokens
+  EXPECT_DOUBLE_EQ(j->deadline->si(), 36 * 3600.0);
+  EXPECT_EQ(j->residency, (std::vector<std::string>{"BR"}));
+  EXPECT_DOUBLE_EQ(j->prices.at("eveo-h200").amount, 45.0);
+  EXPECT_DOUBLE_EQ(j->egress.si(), 200e9);
+}
+
+TEST(PlanLoader, ErrorsNameTheLineAndKey) {
+  Result<PlanJob> a = load_plan_job(fixture("typo.toml"));
+  ASSERT_FALSE(a.has_value());
+  EXPECT_EQ(a.error().message(),
+            fixture("typo.toml") + ":5:1: unknown key 'job.dedline'; did you mean 'deadline'?");
+  Result<PlanJob> b = load_plan_job(fixture("half-epochs.toml"));
+  ASSERT_FALSE(b.has_value());
+  EXPECT_EQ(b.error().what, "'epochs' and 'dataset_tokens' go together");
+}
+
+}  // namespace
+}  // namespace gpuplan

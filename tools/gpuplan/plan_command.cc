@@ -1,0 +1,317 @@
+// gpuplan plan [JOB.toml] [--model ... --task ... --tokens ... --deadline ...]: the job against
+// every offer in the catalog, ranked, with a plain answer and a "why not" for every rejection.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <thread>
+
+#include "command.h"
+#include "gpuplan/advisor.h"
+#include "gpuplan/validation.h"
+#include "report.h"
+#include "train_report.h"
+
+namespace gpuplan::cli {
+namespace {
+
+constexpr const char* kName = "plan";
+
+std::string duration(Seconds t) {
+  const double s = t.si();
+  if (s < 2 * 3600)
+    return fmt::format("{:.0f} min", s / 60);
+  if (s < 2 * 86400)
+    return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.1f} days", s / 86400);
+}
+
+// "2 B", "1 T", "300 B" tokens.
+std::string token_count(double n) {
+  if (n >= 1e12)
+    return fmt::format("{:.3g} T", n / 1e12);
+  if (n >= 1e9)
+    return fmt::format("{:.3g} B", n / 1e9);
+  if (n >= 1e6)
+    return fmt::format("{:.3g} M", n / 1e6);
+  return fmt::format("{:.0f}", n);
+}
+
+std::string money(const std::optional<Money>& m) {
+  return m ? fmt::format("{} {}", grouped(std::llround(m->amount)), m->currency) : "-";
+}
+
+std::string describe(const PlanJob& j) {
+  std::string s;
+  if (j.kind == JobKind::kServe) {
+    s = fmt::format("serve {} to {} concurrent users, {} input + {} output tokens each", j.model,
+                    grouped(j.users), j.input_tokens, j.output_tokens);
+    if (j.latency_target)
+      s += fmt::format(", at most {:.0f} ms per output token", j.latency_target->si() * 1e3);
+  } else {
+    const char* what = j.kind == JobKind::kPretrain   ? "pre-train"
+                       : j.kind == JobKind::kFinetune ? "fully fine-tune"
+                       : j.kind == JobKind::kLora     ? "LoRA fine-tune"
+                                                      : "QLoRA fine-tune";
+    s = fmt::format("{} {} on {} tokens (sequences of {})", what, j.model, token_count(j.tokens),
+                    j.seq);
+    if (j.deadline)
+      s += fmt::format(", within {}", duration(*j.deadline));
+  }
+  if (!j.residency.empty())
+    s += fmt::format(", data kept in {}", fmt::join(j.residency, ", "));
+  return s;
+}
+
+void print_json(const PlanJob& job, const Plan& plan) {
+  JsonWriter w;
+  w.begin_object().field("job", describe(job)).field("headline", plan.headline);
+  auto candidate = [&](const PlanCandidate& p) {
+    w.begin_object().field("offer", p.offer->id).field("feasible", p.feasible);
+    if (p.feasible) {
+      w.field("nodes", p.nodes).field("gpus", p.gpus);
+      if (p.training) {
+        w.field("layout", train_layout_text(p.training->job))
+            .field("time_s", p.time.si())
+            .field("tokens_per_s", p.tokens_per_s)
+            .field("mfu", p.mfu)
+            .field("scaling_efficiency_pct", p.scaling_efficiency)
+            .field("meets_deadline", p.meets_deadline);
+      } else {
+        w.field("layout", p.layout)
+            .field("replicas", p.replicas)
+            .field("users_per_replica", p.batch_per_replica)
+            .field("tpot_s", p.tpot.si())
+            .field("output_tokens_per_s", p.tokens_per_s);
+      }
+      w.field("energy_at_tdp_j", p.energy_joules);
+      if (p.cost) {
+        w.field(job.kind == JobKind::kServe ? "cost_per_month" : "cost", p.cost->amount)
+            .field("currency", p.cost->currency);
+      } else {
+        w.key("cost").null();
+      }
+    }
+    if (!p.why_not.empty())
+      w.field("why_not", p.why_not);
+    if (!p.price_note.empty())
+      w.field("price_note", p.price_note);
+    w.end_object();
+  };
+  w.key("ranked").begin_array();
+  for (const PlanCandidate& p : plan.ranked)
+    candidate(p);
+  w.end_array().key("rejected").begin_array();
+  for (const PlanCandidate& p : plan.rejected)
+    candidate(p);
+  w.end_array().key("notes").begin_array();
+  for (const std::string& n : plan.notes)
+    w.value(n);
+  w.end_array().end_object();
+  fmt::print("{}", w.str());
+}
+
+void print_text(const PlanJob& job, const Plan& plan) {
+  fmt::print("job      {}\n", describe(job));
+  fmt::print("answer   {}\n", plan.headline);
+  const bool serving = job.kind == JobKind::kServe;
+  if (!plan.ranked.empty()) {
+    Table t = serving ? Table({"rank", "offer", "nodes", "GPUs", "layout", "ms/token",
+                               "output tok/s", "per month"},
+                              {true, false, true, true, false, true, true, true})
+                      : Table({"rank", "offer", "nodes", "GPUs", "layout", "time", "MFU (%)",
+                               "scaling (%)", "cost"},
+                              {true, false, true, true, false, true, true, true, true});
+    for (size_t i = 0; i < plan.ranked.size(); ++i) {
+      const PlanCandidate& p = plan.ranked[i];
+      if (serving) {
+        t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
+               fmt::format("{}", p.gpus), p.layout, fmt::format("{:.1f}", p.tpot.si() * 1e3),
+               grouped(std::llround(p.tokens_per_s)), money(p.cost)});
+      } else {
+        t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
+               fmt::format("{}", p.gpus), train_layout_text(p.training->job), duration(p.time),
+               fmt::format("{:.1f}", p.mfu * 100), fmt::format("{:.0f}", p.scaling_efficiency),
+               money(p.cost)});
+      }
+    }
+    fmt::print("\n{}", t.str());
+  }
+  if (!plan.rejected.empty()) {
+    fmt::print("\nwhy not:\n");
+    for (const PlanCandidate& p : plan.rejected) {
+      fmt::print("  {:<22} {}\n", p.offer->id, p.why_not);
+    }
+  }
+  if (!plan.notes.empty()) {
+    fmt::print("\nnotes:\n");
+    for (const std::string& n : plan.notes)
+      fmt::print("  - {}\n", n);
+  }
+  if (serving) {
+    fmt::print(
+        "  - serving is sized from memory and the decode bandwidth bound (weights and KV "
+        "cache read every token); prefill and queueing are not modelled yet\n");
+  }
+}
+
+}  // namespace
+
+int run_plan(const std::vector<std::string>& args) {
+  CLI::App app("The advisor: a job against every offer in the catalog, ranked, with the reasons.",
+               args.front());
+  std::string file, model, kind, deadline, budget, latency, currency, egress, data;
+  std::vector<std::string> residency, offers, prices;
+  double tokens = -1, usd_rate = 0;
+  int64_t seq = 0, global_batch = 0, users = 0, input_tokens = 0, output_tokens = 0;
+  int64_t max_nodes = 0;
+  int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  bool json = false;
+  app.add_option("job", file, "job file (TOML; see examples/plan-*.toml)");
+  app.add_option("--model", model, "catalog model id or path to a config.json");
+  app.add_option("--task", kind, "pretrain | finetune | lora | qlora | serve");
+  app.add_option("--tokens", tokens, "training tokens, e.g. 2e9");
+  app.add_option("--seq", seq, "training sequence length (default 4096)");
+  app.add_option("--global-batch", global_batch,
+                 "sequences per step (default 1024 pre-training, 128 otherwise)");
+  app.add_option("--deadline", deadline, "time allowed, e.g. '7 d' or '36 h'");
+  app.add_option("--budget", budget, "most you can spend, e.g. '50000 BRL'");
+  app.add_option("--users", users, "serve: concurrent users");
+  app.add_option("--input-tokens", input_tokens, "serve: prompt tokens per request");
+  app.add_option("--output-tokens", output_tokens, "serve: generated tokens per request");
+  app.add_option("--latency-target", latency, "serve: most time per output token, e.g. '50 ms'");
+  app.add_option("--residency", residency, "country codes the data must stay in, e.g. BR")
+      ->delimiter(',');
+  app.add_option("--offers", offers, "consider only these offers")->delimiter(',');
+  app.add_option("--currency", currency, "report costs in this currency (e.g. BRL)");
+  app.add_option("--usd-rate", usd_rate, "units of --currency per USD, e.g. 5.4");
+  app.add_option("--egress", egress, "data that leaves the provider, e.g. '500 GB'");
+  app.add_option(
+      "--price", prices,
+      "OFFER=VALUE/h for an offer without a public price, e.g. eveo-hgx-8xh200='250 BRL/h'");
+  app.add_option("--max-nodes", max_nodes, "largest node count tried per offer (default 256)");
+  app.add_option("--threads", threads, "worker threads for the layout search");
+  app.add_flag("--json", json, "print JSON");
+  app.add_option("--data", data, "catalog directory");
+  std::vector<const char*> argv;
+  for (const std::string& a : args)
+    argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return report_error(kName, Error{"", e.what(), "run 'gpuplan plan --help'"}, kExitUsage);
+  }
+  Result<Catalog> catalog = load_catalog(data);
+  if (!catalog)
+    return report_error(kName, catalog.error());
+  PlanJob job;
+  if (!file.empty()) {
+    Result<PlanJob> j = load_plan_job(file);
+    if (!j)
+      return report_error(kName, j.error());
+    job = *j;
+  } else if (model.empty() || kind.empty()) {
+    return report_error(kName,
+                        Error{"", "give a job file, or --model and --task",
+                              "e.g. gpuplan plan --model llama-3.1-70b --task finetune --tokens "
+                              "2e9 --deadline '7 d'"},
+                        kExitUsage);
+  }
+  auto usage = [&](const char* flag, const std::string& what, const std::string& hint) {
+    return report_error(kName, Error{flag, what, hint}, kExitUsage);
+  };
+  if (!model.empty())
+    job.model = model;
+  if (!kind.empty()) {
+    Result<JobKind> k = parse_job_kind(kind);
+    if (!k)
+      return usage("--task", k.error().what, k.error().hint);
+    job.kind = *k;
+  }
+  if (tokens >= 0)
+    job.tokens = tokens;
+  if (seq > 0)
+    job.seq = seq;
+  if (global_batch > 0)
+    job.global_batch = global_batch;
+  if (!deadline.empty()) {
+    Result<double> d = parse_quantity(deadline, Dimension::kSeconds);
+    if (!d)
+      return usage("--deadline", d.error().what, d.error().hint);
+    job.deadline = Seconds(*d);
+  }
+  if (!latency.empty()) {
+    Result<double> d = parse_quantity(latency, Dimension::kSeconds);
+    if (!d)
+      return usage("--latency-target", d.error().what, d.error().hint);
+    job.latency_target = Seconds(*d);
+  }
+  if (!budget.empty()) {
+    double amount = 0;
+    char cur[8] = {0};
+    if (std::sscanf(budget.c_str(), "%lf %3[A-Z]", &amount, cur) != 2) {
+      return usage("--budget", fmt::format("'{}' is not an amount of money", budget),
+                   "e.g. '50000 BRL'");
+    }
+    job.budget = Money{amount, cur};
+  }
+  if (users > 0)
+    job.users = users;
+  if (input_tokens > 0)
+    job.input_tokens = input_tokens;
+  if (output_tokens > 0)
+    job.output_tokens = output_tokens;
+  if (!residency.empty())
+    job.residency = residency;
+  if (!offers.empty())
+    job.offers = offers;
+  if (!currency.empty())
+    job.currency = currency;
+  if (usd_rate > 0)
+    job.usd_rate = usd_rate;
+  if (!egress.empty()) {
+    Result<double> b = parse_quantity(egress, Dimension::kBytes);
+    if (!b)
+      return usage("--egress", b.error().what, b.error().hint);
+    job.egress = Bytes(*b);
+  }
+  if (max_nodes > 0)
+    job.max_nodes = max_nodes;
+  for (const std::string& p : prices) {
+    const size_t eq = p.find('=');
+    double amount = 0;
+    char cur[8] = {0};
+    if (eq == std::string::npos ||
+        std::sscanf(p.c_str() + eq + 1, "%lf %3[A-Z]/h", &amount, cur) != 2) {
+      return usage("--price", fmt::format("'{}' is not OFFER=VALUE/h", p),
+                   "e.g. eveo-hgx-8xh200='250 BRL/h'");
+    }
+    job.prices[p.substr(0, eq)] = Money{amount, cur};
+  }
+  Result<bool> ok = check_plan_job(job, *catalog);
+  if (!ok)
+    return report_error(kName, ok.error());
+  Result<Model> m = catalog->model(job.model);
+  if (!m)
+    return report_error(kName, m.error());
+  if (Result<std::vector<PublishedMfu>> mfus =
+          published_mfus(catalog->data_dir() + "/validation/training.json", *catalog)) {
+    for (const Gpu& g : catalog->gpus()) {
+      if (auto best = best_published_mfu(*mfus, g.id, job.precision)) {
+        job.mfu_ceilings[g.id] = {best->mfu, best->id};
+      }
+    }
+  }
+  const Plan plan = make_plan(job, *m, *catalog, std::max(1, threads));
+  if (json) {
+    print_json(job, plan);
+  } else {
+    print_text(job, plan);
+  }
+  return kExitOk;
+}
+
+}  // namespace gpuplan::cli
