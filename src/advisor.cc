@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "gpuplan/fit.h"
+#include "gpuplan/format.h"
 #include "gpuplan/search.h"
 #include "gpuplan/suggest.h"
 
@@ -374,8 +375,9 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
     }
     if (job.budget && p.cost && p.cost->currency == job.budget->currency &&
         p.cost->amount > job.budget->amount) {
-      p.why_not = fmt::format("over budget: {:.0f} {} > {:.0f} {}", p.cost->amount,
-                              p.cost->currency, job.budget->amount, job.budget->currency);
+      p.why_not = fmt::format("over budget: {} {} > {} {}", grouped(std::llround(p.cost->amount)),
+                              p.cost->currency, grouped(std::llround(job.budget->amount)),
+                              job.budget->currency);
       plan.rejected.push_back(p);
       continue;
     }
@@ -448,7 +450,7 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   }
   const PlanCandidate& b = plan.ranked.front();
   const Gpu& g = **catalog.gpu(b.offer->gpu);
-  const std::string cost = b.cost ? fmt::format(", {} {}{}", fmt::format("{:.0f}", b.cost->amount),
+  const std::string cost = b.cost ? fmt::format(", {} {}{}", grouped(std::llround(b.cost->amount)),
                                                 b.cost->currency, serving ? " per month" : "")
                                   : std::string(", price not public");
   if (serving) {

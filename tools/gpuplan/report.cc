@@ -14,18 +14,6 @@ std::string gb(Bytes b) {
   return fmt::format("{:.1f} GB", b / GB(1));
 }
 
-std::string grouped(int64_t n) {
-  std::string digits = fmt::format("{}", n < 0 ? -n : n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) {
-      out += ',';
-    }
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 std::string billions(double n) {
   const double b = n / 1e9;
   return b >= 100 ? fmt::format("{:.1f} B", b) : fmt::format("{:.2f} B", b);

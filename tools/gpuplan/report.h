@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuplan/format.h"
 #include "gpuplan/units.h"
 
 namespace gpuplan::cli {
@@ -14,8 +15,7 @@ namespace gpuplan::cli {
 std::string gib(Bytes b);
 // "141.1 GB".
 std::string gb(Bytes b);
-// "70,553,706,496".
-std::string grouped(int64_t n);
+using gpuplan::grouped;  // "70,553,706,496" (gpuplan/format.h)
 // "70.55 B" / "405.9 B" / "8.03 B" parameters.
 std::string billions(double n);
 

@@ -1,0 +1,19 @@
+#include "gpuplan/format.h"
+
+#include <fmt/format.h>
+
+namespace gpuplan {
+
+std::string grouped(int64_t n) {
+  std::string digits = fmt::format("{}", n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      out += ',';
+    }
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+}  // namespace gpuplan
