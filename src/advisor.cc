@@ -109,6 +109,7 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
   base.memory.precision = job.precision;
   base.memory.seq = job.seq;
   base.memory.lora_rank = job.lora_rank;
+  base.memory.lora_targets = job.lora_targets;
   base.global_batch = job.global_batch;
   base.tokens = job.tokens;
   SearchOptions so;
@@ -323,9 +324,14 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
     }
   }
   if (job.kind == JobKind::kServe) {
-    if (job.users <= 0 || job.input_tokens <= 0 || job.output_tokens <= 0) {
-      return fail("job", "serving needs users, input_tokens and output_tokens above 0",
+    if ((job.users <= 0 && job.rate_per_s <= 0) || job.input_tokens <= 0 ||
+        job.output_tokens <= 0) {
+      return fail("job", "serving needs users (or rate_per_s), input_tokens and output_tokens",
                   "e.g. users = 2000, input_tokens = 1000, output_tokens = 300");
+    }
+    if (job.users <= 0 && !job.latency_target) {
+      return fail("rate_per_s", "a request rate needs a latency_target to size the users in flight",
+                  "users in flight = rate x output tokens x time per token (Little's law)");
     }
   } else {
     if (!(job.tokens > 0)) {
@@ -347,6 +353,12 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
 
 Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog, int threads) {
   PlanJob job = job_in;
+  if (job.kind == JobKind::kServe && job.users <= 0) {
+    // Little's law: requests in flight = arrival rate x time in the system, here the decode of
+    // the output at the target time per token.
+    job.users = static_cast<int64_t>(std::ceil(
+        job.rate_per_s * static_cast<double>(job.output_tokens) * job.latency_target->si()));
+  }
   if (job.global_batch == 0) {
     job.global_batch = job.kind == JobKind::kPretrain ? 1024 : 128;
   }
@@ -438,6 +450,16 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
     bool all_residency = !plan.rejected.empty();
     for (const PlanCandidate& p : plan.rejected) {
       all_residency = all_residency && p.why_not.starts_with("outside residency");
+    }
+    if (job.kind == JobKind::kPretrain || job.kind == JobKind::kFinetune) {
+      PlanJob lora = job;
+      lora.kind = JobKind::kLora;
+      lora.mfu_ceilings.clear();
+      const Plan alternative = make_plan(lora, model, catalog, threads);
+      for (const PlanCandidate& p : alternative.ranked) {
+        plan.lora_alternative.push_back(fmt::format("{} ({} node{}, {})", p.offer->id, p.nodes,
+                                                    p.nodes == 1 ? "" : "s", days_text(p.time)));
+      }
     }
     plan.headline = plan.rejected.empty() ? "No offer was considered: check the allowed offers."
                     : all_residency

@@ -86,6 +86,14 @@ Result<PlanJob> load_plan_job(const std::string& path) {
   job.global_batch = v.value_or(0);
   GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_integer("lora_rank", 1, 65536));
   job.lora_rank = v.value_or(16);
+  std::optional<std::string> targets;
+  GPUPLAN_ASSIGN_OR_RETURN(targets, j->optional_text("lora_targets"));
+  if (targets && *targets != "attention" && *targets != "all-linear") {
+    return fail(j->where("lora_targets"), fmt::format("unknown LoRA targets '{}'", *targets),
+                "expected 'attention' (q, k, v, o) or 'all-linear'");
+  }
+  job.lora_targets = targets.value_or("all-linear") == "attention" ? LoraTargets::kAttention
+                                                                   : LoraTargets::kAllLinear;
   std::optional<std::string> precision;
   GPUPLAN_ASSIGN_OR_RETURN(precision, j->optional_text("precision"));
   if (precision) {
@@ -99,6 +107,9 @@ Result<PlanJob> load_plan_job(const std::string& path) {
   GPUPLAN_ASSIGN_OR_RETURN(job.budget, money_key(*j, "budget", ""));
   GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_integer("users", 1, int64_t{1} << 40));
   job.users = v.value_or(0);
+  std::optional<double> rate;
+  GPUPLAN_ASSIGN_OR_RETURN(rate, j->optional_number("rate_per_s", 0, 1e12));
+  job.rate_per_s = rate.value_or(0);
   GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_integer("input_tokens", 1, int64_t{1} << 24));
   job.input_tokens = v.value_or(0);
   GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_integer("output_tokens", 1, int64_t{1} << 24));

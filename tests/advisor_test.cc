@@ -54,6 +54,33 @@ TEST_F(AdvisorTest, FullFineTuneOf70bDoesNotFitOneHgx) {
   EXPECT_EQ(p.headline, "No offer can run this job; the reasons are below.");
 }
 
+TEST_F(AdvisorTest, PointsToLoraWhenAFullFineTuneCannotRun) {
+  PlanJob j = lora_70b();
+  j.kind = JobKind::kFinetune;
+  j.residency = {"BR"};
+  const Plan p = plan(j);
+  EXPECT_TRUE(p.ranked.empty());
+  ASSERT_EQ(p.lora_alternative.size(), 1U);
+  EXPECT_TRUE(p.lora_alternative[0].starts_with("eveo-hgx-8xh200 (1 node, "))
+      << p.lora_alternative[0];
+}
+
+TEST_F(AdvisorTest, ARequestRateBecomesUsersInFlight) {
+  // Little's law: 20 requests/s x 200 output tokens x 40 ms per token = 160 users in flight.
+  PlanJob j;
+  j.kind = JobKind::kServe;
+  j.model = "llama-3.1-8b";
+  j.rate_per_s = 20;
+  j.input_tokens = 500;
+  j.output_tokens = 200;
+  j.latency_target = Seconds(0.04);
+  j.offers = {"aws-p5.48xlarge"};
+  const Plan p = plan(j);
+  ASSERT_EQ(p.ranked.size(), 1U);
+  EXPECT_GE(p.ranked[0].replicas * p.ranked[0].batch_per_replica, 160);
+  EXPECT_LT((p.ranked[0].replicas) * p.ranked[0].batch_per_replica, 160 + p.ranked[0].replicas);
+}
+
 TEST_F(AdvisorTest, ConvertsPricesWithTheExchangeRate) {
   PlanJob j = lora_70b();
   j.offers = {"aws-p5en.48xlarge"};

@@ -30,11 +30,13 @@ struct PlanJob {
   int64_t seq = 4096;        // training sequence length
   int64_t global_batch = 0;  // sequences per step; 0: 1,024 for pretraining, 128 otherwise
   int64_t lora_rank = 16;
+  LoraTargets lora_targets = LoraTargets::kAllLinear;
   Precision precision = Precision::kBf16;
   std::optional<Seconds> deadline;
   std::optional<Money> budget;
   // Serving.
-  int64_t users = 0;  // concurrent users, each with one sequence in flight
+  int64_t users = 0;      // concurrent users, each with one sequence in flight
+  double rate_per_s = 0;  // or a request rate: users = rate x output tokens x target
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
   std::optional<Seconds> latency_target;  // time per output token
@@ -79,6 +81,8 @@ struct Plan {
   std::vector<PlanCandidate> rejected;  // with why_not
   std::string headline;                 // the plain answer
   std::vector<std::string> notes;       // missing prices, currencies, assumptions
+  // For a full training job nothing can run: the offers where a LoRA fine-tune would.
+  std::vector<std::string> lora_alternative;
 };
 
 // REQUIRES: the job validated by check_plan_job().

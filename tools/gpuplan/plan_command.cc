@@ -44,8 +44,12 @@ std::string money(const std::optional<Money>& m) {
 std::string describe(const PlanJob& j) {
   std::string s;
   if (j.kind == JobKind::kServe) {
-    s = fmt::format("serve {} to {} concurrent users, {} input + {} output tokens each", j.model,
-                    grouped(j.users), j.input_tokens, j.output_tokens);
+    s = j.users > 0 ? fmt::format(
+                          "serve {} to {} concurrent users, {} input + {} output tokens "
+                          "each",
+                          j.model, grouped(j.users), j.input_tokens, j.output_tokens)
+                    : fmt::format("serve {} at {:g} requests/s, {} input + {} output tokens each",
+                                  j.model, j.rate_per_s, j.input_tokens, j.output_tokens);
     if (j.latency_target)
       s += fmt::format(", at most {:.0f} ms per output token", j.latency_target->si() * 1e3);
   } else {
@@ -104,6 +108,9 @@ void print_json(const PlanJob& job, const Plan& plan) {
   w.end_array().key("rejected").begin_array();
   for (const PlanCandidate& p : plan.rejected)
     candidate(p);
+  w.end_array().key("lora_alternative").begin_array();
+  for (const std::string& n : plan.lora_alternative)
+    w.value(n);
   w.end_array().key("notes").begin_array();
   for (const std::string& n : plan.notes)
     w.value(n);
@@ -120,8 +127,8 @@ void print_text(const PlanJob& job, const Plan& plan) {
                                "output tok/s", "per month"},
                               {true, false, true, true, false, true, true, true})
                       : Table({"rank", "offer", "nodes", "GPUs", "layout", "time", "MFU (%)",
-                               "scaling (%)", "cost"},
-                              {true, false, true, true, false, true, true, true, true});
+                               "scaling (%)", "energy (MWh)", "cost"},
+                              {true, false, true, true, false, true, true, true, true, true});
     for (size_t i = 0; i < plan.ranked.size(); ++i) {
       const PlanCandidate& p = plan.ranked[i];
       if (serving) {
@@ -132,7 +139,7 @@ void print_text(const PlanJob& job, const Plan& plan) {
         t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
                fmt::format("{}", p.gpus), train_layout_text(p.training->job), duration(p.time),
                fmt::format("{:.1f}", p.mfu * 100), fmt::format("{:.0f}", p.scaling_efficiency),
-               money(p.cost)});
+               fmt::format("{:.1f}", p.energy_joules / 3.6e9), money(p.cost)});
       }
     }
     fmt::print("\n{}", t.str());
@@ -142,6 +149,10 @@ void print_text(const PlanJob& job, const Plan& plan) {
     for (const PlanCandidate& p : plan.rejected) {
       fmt::print("  {:<22} {}\n", p.offer->id, p.why_not);
     }
+  }
+  if (!plan.lora_alternative.empty()) {
+    fmt::print("\nA LoRA fine-tune (--task lora) would run on: {}\n",
+               fmt::join(plan.lora_alternative, ", "));
   }
   if (!plan.notes.empty()) {
     fmt::print("\nnotes:\n");
@@ -161,6 +172,7 @@ int run_plan(const std::vector<std::string>& args) {
   CLI::App app("The advisor: a job against every offer in the catalog, ranked, with the reasons.",
                args.front());
   std::string file, model, kind, deadline, budget, latency, currency, egress, data;
+  double rate = 0;
   std::vector<std::string> residency, offers, prices;
   double tokens = -1, usd_rate = 0;
   int64_t seq = 0, global_batch = 0, users = 0, input_tokens = 0, output_tokens = 0;
@@ -177,6 +189,8 @@ int run_plan(const std::vector<std::string>& args) {
   app.add_option("--deadline", deadline, "time allowed, e.g. '7 d' or '36 h'");
   app.add_option("--budget", budget, "most you can spend, e.g. '50000 BRL'");
   app.add_option("--users", users, "serve: concurrent users");
+  app.add_option("--rate", rate,
+                 "serve: requests per second (instead of --users; needs --latency-target)");
   app.add_option("--input-tokens", input_tokens, "serve: prompt tokens per request");
   app.add_option("--output-tokens", output_tokens, "serve: generated tokens per request");
   app.add_option("--latency-target", latency, "serve: most time per output token, e.g. '50 ms'");
@@ -260,6 +274,8 @@ int run_plan(const std::vector<std::string>& args) {
   }
   if (users > 0)
     job.users = users;
+  if (rate > 0)
+    job.rate_per_s = rate;
   if (input_tokens > 0)
     job.input_tokens = input_tokens;
   if (output_tokens > 0)
