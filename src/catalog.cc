@@ -146,4 +146,68 @@ Result<Model> Catalog::model(std::string_view id_or_path) const {
   return *m;
 }
 
+Result<std::vector<std::string>> Catalog::apply_profile(const std::string& path) {
+  toml::table table;
+  GPUPLAN_ASSIGN_OR_RETURN(table, detail::open_catalog_file(path));
+  detail::TomlReader r(table, path);
+  r.accept("schema");
+  GPUPLAN_RETURN_IF_ERROR(r.text("source"));
+  std::vector<std::string> changed;
+  if (table.contains("fabric")) {
+    std::vector<detail::TomlReader> fabrics;
+    GPUPLAN_ASSIGN_OR_RETURN(fabrics, r.table_list("fabric"));
+    for (detail::TomlReader& f : fabrics) {
+      std::string id;
+      GPUPLAN_ASSIGN_OR_RETURN(id, f.text("id"));
+      auto it = std::find_if(fabrics_.begin(), fabrics_.end(),
+                             [&](const Fabric& x) { return x.id == id; });
+      if (it == fabrics_.end()) {
+        Result<const Fabric*> miss = fabric(id);
+        return fail(f.where("id"), miss.error().what, miss.error().hint);
+      }
+      double v = 0;
+      GPUPLAN_ASSIGN_OR_RETURN(v, f.quantity("measured_busbw", Dimension::kBytesPerSecond));
+      it->measured_busbw = BytesPerSecond(v);
+      GPUPLAN_ASSIGN_OR_RETURN(it->measured_note, f.text("measured_note"));
+      GPUPLAN_ASSIGN_OR_RETURN(v, f.quantity("latency", Dimension::kSeconds));
+      it->latency = Seconds(v);
+      GPUPLAN_RETURN_IF_ERROR(f.finish());
+      changed.push_back(fmt::format("fabric {}: bus bandwidth {:.1f} GB/s, latency {:.1f} us", id,
+                                    it->measured_busbw->si() / 1e9, it->latency.si() * 1e6));
+    }
+  } else {
+    r.accept("fabric");
+  }
+  if (table.contains("gpu")) {
+    std::vector<detail::TomlReader> gpus;
+    GPUPLAN_ASSIGN_OR_RETURN(gpus, r.table_list("gpu"));
+    for (detail::TomlReader& g : gpus) {
+      std::string id;
+      GPUPLAN_ASSIGN_OR_RETURN(id, g.text("id"));
+      auto it = std::find_if(gpus_.begin(), gpus_.end(), [&](const Gpu& x) { return x.id == id; });
+      if (it == gpus_.end()) {
+        Result<const Gpu*> miss = gpu(id);
+        return fail(g.where("id"), miss.error().what, miss.error().hint);
+      }
+      Efficiency e = it->efficiency.value_or(Efficiency{});
+      std::optional<double> gemm;
+      GPUPLAN_ASSIGN_OR_RETURN(gemm, g.optional_number("gemm", 0.01, 1.0));
+      std::optional<double> hbm;
+      GPUPLAN_ASSIGN_OR_RETURN(hbm, g.optional_number("hbm", 0.01, 1.0));
+      if (gemm)
+        e.gemm = *gemm;
+      if (hbm)
+        e.hbm = *hbm;
+      GPUPLAN_RETURN_IF_ERROR(g.finish());
+      it->efficiency = e;
+      changed.push_back(
+          fmt::format("gpu {}: GEMM efficiency {:.3f}, HBM efficiency {:.3f}", id, e.gemm, e.hbm));
+    }
+  } else {
+    r.accept("gpu");
+  }
+  GPUPLAN_RETURN_IF_ERROR(r.finish());
+  return changed;
+}
+
 }  // namespace gpuplan

@@ -43,6 +43,11 @@ class Catalog {
   // A catalog model id, or a path to a config.json (anything containing '/' or ending ".json").
   Result<Model> model(std::string_view id_or_path) const;
 
+  // Replaces catalog values with measured ones from a calibration profile (written by
+  // `gpuplan calibrate`): a fabric's bus bandwidth and latency, a GPU's GEMM and HBM
+  // efficiency. Returns one line per value replaced, for the output to say so.
+  Result<std::vector<std::string>> apply_profile(const std::string& path);
+
  private:
   std::string data_dir_;
   std::vector<Gpu> gpus_;

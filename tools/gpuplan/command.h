@@ -26,6 +26,13 @@ int run_validate(const std::vector<std::string>& args);
 int run_train(const std::vector<std::string>& args);
 int run_scale(const std::vector<std::string>& args);
 int run_plan(const std::vector<std::string>& args);
+int run_measure(const std::vector<std::string>& args);
+int run_calibrate(const std::vector<std::string>& args);
+
+// Loads the catalog and, when `profile` is given, applies it and says so on stdout (unless
+// `quiet`, for JSON output).
+Result<Catalog> load_catalog_with_profile(const std::string& data, const std::string& profile,
+                                          bool quiet);
 
 // The data directory: --data if given, else $GPUPLAN_DATA, else the one the build knows.
 std::string data_dir(const std::string& flag_value);

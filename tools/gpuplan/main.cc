@@ -27,6 +27,24 @@ Result<Catalog> load_catalog(const std::string& flag_value) {
   return Catalog::load(data_dir(flag_value));
 }
 
+Result<Catalog> load_catalog_with_profile(const std::string& data, const std::string& profile,
+                                          bool quiet) {
+  Result<Catalog> c = load_catalog(data);
+  if (!c || profile.empty()) {
+    return c;
+  }
+  Result<std::vector<std::string>> changed = c->apply_profile(profile);
+  if (!changed) {
+    return std::unexpected(changed.error());
+  }
+  if (!quiet) {
+    for (const std::string& line : *changed) {
+      fmt::print("profile {}: {}\n", profile, line);
+    }
+  }
+  return c;
+}
+
 int report_error(const std::string& command, const Error& e, int status) {
   fmt::print(stderr, "gpuplan {}: error: {}\n", command, e.message());
   return status;
@@ -51,6 +69,9 @@ constexpr Command kCommands[] = {
      run_train},
     {"scale", "scaling efficiency from 1 to N GPUs, side by side per fabric", run_scale},
     {"validate", "predicted vs published results, row by row", run_validate},
+    {"measure", "run collectives and a data-parallel training loop on real machines (mpirun)",
+     run_measure},
+    {"calibrate", "fold measurements into a profile that train, scale and plan use", run_calibrate},
     {"catalog", "list and show the GPUs, fabrics, models and offers gpuplan knows", run_catalog},
 };
 

@@ -207,6 +207,8 @@ int run_plan(const std::vector<std::string>& args) {
   app.add_option("--threads", threads, "worker threads for the layout search");
   app.add_flag("--json", json, "print JSON");
   app.add_option("--data", data, "catalog directory");
+  std::string profile;
+  app.add_option("--profile", profile, "calibration profile from gpuplan calibrate");
   std::vector<const char*> argv;
   for (const std::string& a : args)
     argv.push_back(a.c_str());
@@ -218,7 +220,7 @@ int run_plan(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& e) {
     return report_error(kName, Error{"", e.what(), "run 'gpuplan plan --help'"}, kExitUsage);
   }
-  Result<Catalog> catalog = load_catalog(data);
+  Result<Catalog> catalog = load_catalog_with_profile(data, profile, json);
   if (!catalog)
     return report_error(kName, catalog.error());
   PlanJob job;

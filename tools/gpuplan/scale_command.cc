@@ -83,6 +83,8 @@ int run_scale(const std::vector<std::string>& args) {
   app.add_option("--nics-per-node", nics_per_node, "NICs per node (default 8)");
   app.add_flag("--json", json, "print JSON");
   app.add_option("--data", data, "catalog directory");
+  std::string profile;
+  app.add_option("--profile", profile, "calibration profile from gpuplan calibrate");
   std::vector<const char*> argv;
   for (const std::string& a : args)
     argv.push_back(a.c_str());
@@ -112,7 +114,7 @@ int run_scale(const std::vector<std::string>& args) {
   Result<Precision> pr = parse_precision(precision);
   if (!pr)
     return report_error(kName, Error{"--precision", pr.error().what, pr.error().hint}, kExitUsage);
-  Result<Catalog> catalog = load_catalog(data);
+  Result<Catalog> catalog = load_catalog_with_profile(data, profile, json);
   if (!catalog)
     return report_error(kName, catalog.error());
   Result<Model> model = catalog->model(model_id);

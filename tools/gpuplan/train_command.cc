@@ -196,6 +196,8 @@ int run_train(const std::vector<std::string>& args) {
                "with --search: allow tensor parallelism beyond one NVLink domain");
   app.add_flag("--json", json, "print JSON");
   app.add_option("--data", data, "catalog directory");
+  std::string profile;
+  app.add_option("--profile", profile, "calibration profile from gpuplan calibrate");
   std::vector<const char*> argv;
   for (const std::string& a : args)
     argv.push_back(a.c_str());
@@ -239,7 +241,7 @@ int run_train(const std::vector<std::string>& args) {
   if (!pr)
     return report_error(kName, Error{"--precision", pr.error().what, pr.error().hint}, kExitUsage);
 
-  Result<Catalog> catalog = load_catalog(data);
+  Result<Catalog> catalog = load_catalog_with_profile(data, profile, json);
   if (!catalog)
     return report_error(kName, catalog.error());
   Result<Model> model = catalog->model(model_id);

@@ -1,0 +1,65 @@
+// Results of `gpuplan measure`, as files: what the harness writes, what `measure report` and
+// `calibrate` read. JSON, one object per run, with every field named with its unit.
+#ifndef GPUPLAN_MEASUREMENT_H_
+#define GPUPLAN_MEASUREMENT_H_
+
+#include <string>
+#include <vector>
+
+#include "gpuplan/result.h"
+
+namespace gpuplan {
+
+struct CollectivePoint {
+  double bytes = 0;
+  double median_s = 0;
+  double busbw = 0;  // bytes/s
+  int64_t wrong = 0;
+};
+
+struct CollectiveRun {
+  std::string op;
+  std::string backend;
+  int ranks = 0;
+  std::vector<CollectivePoint> points;
+};
+
+struct TrainRun {
+  std::string backend;
+  int ranks = 0;
+  int64_t hidden = 0;
+  int64_t layers = 0;
+  int64_t seq = 0;
+  int64_t per_worker_batch = 0;
+  bool overlap = true;
+  double tokens_per_step = 0;
+  double flops_per_step = 0;  // per rank
+  double gradient_bytes = 0;
+  double step_median_s = 0;
+  double step_p90_s = 0;
+  double compute_median_s = 0;
+  double exposed_median_s = 0;
+  double update_median_s = 0;
+};
+
+// One file: either kind.
+struct Measurement {
+  std::string file;
+  bool is_train = false;
+  CollectiveRun collectives;
+  TrainRun train;
+};
+
+Result<Measurement> read_measurement(const std::string& path);
+
+// Fits t = alpha + S x factor / busbw to a sweep (least squares over the sizes, latency and
+// bandwidth both >= 0); `factor` is the op's bus factor at the run's rank count.
+struct AlphaBeta {
+  double alpha_s = 0;
+  double busbw = 0;  // bytes/s
+};
+AlphaBeta fit_alpha_beta(const CollectiveRun& run);
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_MEASUREMENT_H_

@@ -1,0 +1,124 @@
+// gpuplan calibrate RESULTS.json... -o profile.toml: folds measurements into a profile that
+// train, scale and plan use (--profile) instead of the catalog's defaults.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <ctime>
+#include <fstream>
+
+#include "command.h"
+#include "gpuplan/measurement.h"
+#include "report.h"
+
+namespace gpuplan::cli {
+
+int run_calibrate(const std::vector<std::string>& args) {
+  constexpr const char* kName = "calibrate";
+  CLI::App app("Fit measurements (gpuplan measure ... --json) into a calibration profile.",
+               args.front());
+  std::vector<std::string> files;
+  std::string out, fabric, gpu, data, precision = "bf16";
+  app.add_option("files", files, "JSON files from gpuplan measure")->required();
+  app.add_option("-o,--output", out, "profile to write (TOML)")->required();
+  app.add_option("--fabric", fabric, "catalog fabric the collectives ran over");
+  app.add_option("--gpu", gpu, "catalog GPU the training loop ran on (GPU backends only)");
+  app.add_option("--precision", precision, "precision of the GPU training loop (default bf16)");
+  app.add_option("--data", data, "catalog directory");
+  std::vector<const char*> argv;
+  for (const std::string& a : args)
+    argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return report_error(kName, Error{"", e.what(), "run 'gpuplan calibrate --help'"}, kExitUsage);
+  }
+  Result<Catalog> catalog = load_catalog(data);
+  if (!catalog)
+    return report_error(kName, catalog.error());
+  std::string body;
+  std::vector<std::string> used;
+  for (const std::string& f : files) {
+    Result<Measurement> m = read_measurement(f);
+    if (!m)
+      return report_error(kName, m.error());
+    used.push_back(f);
+    if (!m->is_train) {
+      if (fabric.empty()) {
+        return report_error(kName,
+                            Error{"--fabric", fmt::format("{} holds collectives", f),
+                                  "name the catalog fabric they ran over, e.g. --fabric nvlink4"},
+                            kExitUsage);
+      }
+      Result<const Fabric*> fab = catalog->fabric(fabric);
+      if (!fab)
+        return report_error(kName, Error{"--fabric", fab.error().what, fab.error().hint});
+      const CollectiveRun& c = m->collectives;
+      for (const CollectivePoint& p : c.points) {
+        if (p.wrong > 0) {
+          return report_error(
+              kName, Error{f, "has wrong results", "fix the run before calibrating on it"});
+        }
+      }
+      const AlphaBeta ab = fit_alpha_beta(c);
+      // The fitted latency is the whole collective's; the model charges it per ring step.
+      const double steps =
+          c.op == "all_reduce" ? 2.0 * (c.ranks - 1) : static_cast<double>(c.ranks - 1);
+      body += fmt::format(
+          "\n[[fabric]]\nid = \"{}\"\nmeasured_busbw = \"{:.4g} GB/s\"\nlatency = \"{:.4g} us\"\n"
+          "measured_note = \"{} on {} ranks ({}), {} sizes from {:.0f} B to {:.0f} B: fitted by "
+          "gpuplan calibrate\"\n",
+          fabric, ab.busbw / 1e9, ab.alpha_s / std::max(1.0, steps) * 1e6, c.op, c.ranks, c.backend,
+          c.points.size(), c.points.front().bytes, c.points.back().bytes);
+      fmt::print("{}: {} on {} ranks -> bus bandwidth {:.2f} GB/s, latency {:.1f} us\n", f, c.op,
+                 c.ranks, ab.busbw / 1e9, ab.alpha_s * 1e6);
+    } else {
+      const TrainRun& t = m->train;
+      const double achieved = t.flops_per_step / t.compute_median_s;
+      if (t.backend == "mpi") {
+        fmt::print(
+            "{}: CPU training loop at {:.1f} GFLOP/s per rank; no catalog GPU to calibrate\n", f,
+            achieved / 1e9);
+        continue;
+      }
+      if (gpu.empty()) {
+        return report_error(kName,
+                            Error{"--gpu", fmt::format("{} holds a GPU training run", f),
+                                  "name the catalog GPU, e.g. --gpu h200-sxm"},
+                            kExitUsage);
+      }
+      Result<const Gpu*> g = catalog->gpu(gpu);
+      if (!g)
+        return report_error(kName, Error{"--gpu", g.error().what, g.error().hint});
+      Result<Precision> p = parse_precision(precision);
+      if (!p)
+        return report_error(kName, Error{"--precision", p.error().what, p.error().hint},
+                            kExitUsage);
+      const auto peak = (*g)->peak_for(*p);
+      if (!peak)
+        return report_error(kName, Error{"--precision", "the GPU has no such peak", ""},
+                            kExitUsage);
+      body += fmt::format("\n[[gpu]]\nid = \"{}\"\ngemm = {:.4f}\n", gpu,
+                          std::min(1.0, achieved / peak->si()));
+      fmt::print("{}: {:.1f} TFLOP/s = {:.1f} % of the {} peak\n", f, achieved / 1e12,
+                 100 * achieved / peak->si(), precision);
+    }
+  }
+  const std::time_t now = std::time(nullptr);
+  char date[16];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  const std::string text = fmt::format(
+      "schema = 1\n# A calibration profile: use it with --profile on train, scale and plan.\n"
+      "source = \"gpuplan calibrate on {} from {}\"\n{}",
+      date, fmt::join(used, ", "), body);
+  std::ofstream o(out, std::ios::binary);
+  o << text;
+  if (!o)
+    return report_error(kName, Error{out, "cannot write the file", ""});
+  fmt::print("wrote {}\n", out);
+  return kExitOk;
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,408 @@
+// gpuplan measure collectives | train | report: runs the real thing on the user's machines,
+// through MPI (CPU processes) or NCCL (GPUs), under mpirun. Rank 0 prints and writes --json.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "command.h"
+#include "gpuplan/collective.h"
+#include "gpuplan/json_writer.h"
+#include "gpuplan/measurement.h"
+#include "measure/communicator.h"
+#include "measure/harness.h"
+#include "report.h"
+
+namespace gpuplan::cli {
+namespace {
+
+constexpr const char* kName = "measure";
+
+Result<double> bytes_flag(const char* flag, const std::string& text) {
+  Result<double> v = parse_quantity(text, Dimension::kBytes);
+  if (!v)
+    return fail(flag, v.error().what, v.error().hint);
+  return v;
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v.empty()
+             ? 0.0
+             : v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
+int write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) {
+    return report_error(kName, Error{path, "cannot write the file", "check the folder exists"});
+  }
+  return kExitOk;
+}
+
+Result<std::unique_ptr<measure::Communicator>> communicator(const std::string& backend) {
+  if (backend == "mpi")
+    return measure::make_mpi_communicator();
+  if (backend == "nccl")
+    return measure::make_nccl_communicator();
+  return fail("--backend", fmt::format("unknown backend '{}'", backend), "expected mpi or nccl");
+}
+
+int collectives(const std::vector<std::string>& args) {
+  CLI::App app(
+      "Collective sweep: time, algorithm and bus bandwidth (nccl-tests definitions), "
+      "correctness, per message size. Run under mpirun.",
+      "gpuplan measure collectives");
+  std::string op = "all_reduce", min = "8B", max = "256MiB", backend = "mpi", json;
+  double factor = 2, timeout = 60;
+  int iters = 20, warmup = 5, hang = -1;
+  app.add_option("--op", op, "all_reduce | all_gather | reduce_scatter | broadcast | all_to_all");
+  app.add_option("--min", min, "smallest message, e.g. 8B");
+  app.add_option("--max", max, "largest message, e.g. 256MiB");
+  app.add_option("--factor", factor, "size multiplier between steps (default 2)");
+  app.add_option("--iters", iters, "timed iterations per size (default 20)");
+  app.add_option("--warmup", warmup, "untimed iterations first (default 5)");
+  app.add_option("--backend", backend, "mpi (CPU processes) | nccl (one GPU per rank)");
+  app.add_option("--timeout", timeout, "seconds without progress before the run is aborted");
+  app.add_option("--json", json, "also write the results to this file");
+  app.add_option("--inject-hang", hang, "fault injection: this rank hangs (tests the watchdog)");
+  std::vector<const char*> argv;
+  for (const std::string& a : args)
+    argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return report_error(kName, Error{"", e.what(), "run 'gpuplan measure collectives --help'"},
+                        kExitUsage);
+  }
+  measure::SweepOptions o;
+  Result<measure::Op> parsed = measure::parse_op(op);
+  if (!parsed)
+    return report_error(kName, parsed.error(), kExitUsage);
+  o.op = *parsed;
+  Result<double> lo = bytes_flag("--min", min);
+  if (!lo)
+    return report_error(kName, lo.error(), kExitUsage);
+  Result<double> hi = bytes_flag("--max", max);
+  if (!hi)
+    return report_error(kName, hi.error(), kExitUsage);
+  if (*lo <= 0 || *hi < *lo || factor <= 1 || iters < 1 || warmup < 0 || timeout <= 0) {
+    return report_error(
+        kName, Error{"", "need 0 < --min <= --max, --factor > 1, --iters >= 1, --timeout > 0", ""},
+        kExitUsage);
+  }
+  o.min_bytes = *lo;
+  o.max_bytes = *hi;
+  o.factor = factor;
+  o.iters = iters;
+  o.warmup = warmup;
+  o.inject_hang_rank = hang;
+  measure::MpiSession mpi(nullptr, nullptr);
+  auto comm = communicator(backend);
+  if (!comm)
+    return report_error(kName, comm.error());
+  measure::Watchdog dog(**comm, timeout);
+  const std::vector<measure::SizePoint> points = measure::sweep_collective(**comm, dog, o);
+  if ((*comm)->rank() != 0)
+    return kExitOk;
+  const int n = (*comm)->size();
+  fmt::print(
+      "# gpuplan measure collectives: {}, {} rank(s), backend {}; time is the slowest "
+      "rank's per iteration\n",
+      op, n, backend);
+  Table t({"size (B)", "count", "min (us)", "median (us)", "max (us)", "algbw (GB/s)",
+           "busbw (GB/s)", "wrong"},
+          {true, true, true, true, true, true, true, true});
+  JsonWriter w;
+  w.begin_object()
+      .field("kind", "collectives")
+      .field("op", op)
+      .field("backend", backend)
+      .field("ranks", n)
+      .key("points")
+      .begin_array();
+  int64_t wrong = 0;
+  for (const measure::SizePoint& p : points) {
+    t.add({grouped(static_cast<int64_t>(p.bytes)), grouped(p.count),
+           fmt::format("{:.1f}", p.min_s * 1e6), fmt::format("{:.1f}", p.median_s * 1e6),
+           fmt::format("{:.1f}", p.max_s * 1e6), fmt::format("{:.3f}", p.algbw / 1e9),
+           fmt::format("{:.3f}", p.busbw / 1e9), fmt::format("{}", p.wrong)});
+    w.begin_object()
+        .field("bytes", p.bytes)
+        .field("count", p.count)
+        .field("min_s", p.min_s)
+        .field("median_s", p.median_s)
+        .field("max_s", p.max_s)
+        .field("algbw_bytes_per_s", p.algbw)
+        .field("busbw_bytes_per_s", p.busbw)
+        .field("wrong", p.wrong)
+        .end_object();
+    wrong += p.wrong;
+  }
+  w.end_array().end_object();
+  fmt::print("{}", t.str());
+  if (!json.empty() && write_file(json, w.str()) != kExitOk)
+    return kExitError;
+  if (wrong > 0) {
+    return report_error(kName, Error{"", fmt::format("{} elements were wrong", wrong),
+                                     "the collective returned incorrect data"});
+  }
+  fmt::print("# correctness: every element of every result checked, 0 wrong\n");
+  return kExitOk;
+}
+
+int train(const std::vector<std::string>& args) {
+  CLI::App app(
+      "Data-parallel training loop on a real network: forward, backward, bucketed "
+      "gradient all-reduce overlapped with backward, update. Run under mpirun.",
+      "gpuplan measure train");
+  measure::TrainOptions o;
+  std::string backend = "mpi", bucket = "25MiB", json, model, data;
+  double timeout = 120;
+  bool no_overlap = false;
+  app.add_option("--hidden", o.hidden, "hidden size (default 1024)");
+  app.add_option("--layers", o.layers, "MLP blocks (default 4)");
+  app.add_option("--seq", o.seq, "tokens per sequence (default 512)");
+  app.add_option("--per-worker-batch", o.per_worker_batch,
+                 "sequences per worker per step (default 8)");
+  app.add_option("--model", model,
+                 "take the hidden size from a catalog model (scaled down by --layers)");
+  app.add_option("--steps", o.steps, "timed steps (default 10)");
+  app.add_option("--warmup", o.warmup, "untimed steps first (default 2)");
+  app.add_option("--bucket", bucket, "gradient bucket size (default 25MiB, PyTorch DDP's)");
+  app.add_flag("--no-overlap", no_overlap,
+               "reduce gradients after the backward pass, not during it");
+  app.add_flag("--verify", o.verify,
+               "rank 0 also trains one worker on the whole global batch and compares weights");
+  app.add_option("--backend", backend, "mpi (CPU, fp32, OpenBLAS)");
+  app.add_option("--timeout", timeout, "seconds without progress before the run is aborted");
+  app.add_option("--json", json, "also write the results to this file");
+  app.add_option("--data", data, "catalog directory (for --model)");
+  std::vector<const char*> argv;
+  for (const std::string& a : args)
+    argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return report_error(kName, Error{"", e.what(), "run 'gpuplan measure train --help'"},
+                        kExitUsage);
+  }
+  if (!model.empty()) {
+    Result<Catalog> c = load_catalog(data);
+    if (!c)
+      return report_error(kName, c.error());
+    Result<Model> m = c->model(model);
+    if (!m)
+      return report_error(kName, m.error());
+    o.hidden = m->hidden;
+  }
+  Result<double> b = bytes_flag("--bucket", bucket);
+  if (!b)
+    return report_error(kName, b.error(), kExitUsage);
+  if (o.hidden <= 0 || o.layers <= 0 || o.seq <= 0 || o.per_worker_batch <= 0 || o.steps < 1 ||
+      o.warmup < 0 || *b <= 0 || timeout <= 0) {
+    return report_error(kName, Error{"", "sizes, --steps and --bucket must be positive", ""},
+                        kExitUsage);
+  }
+  if (backend != "mpi") {
+    return report_error(
+        kName,
+        Error{"--backend",
+              fmt::format("the training loop runs on 'mpi' (CPU) in this build, not '{}'", backend),
+              "GPU training (cuBLAS + NCCL) is not built yet"},
+        kExitUsage);
+  }
+  o.bucket_bytes = *b;
+  o.overlap = !no_overlap;
+  measure::MpiSession mpi(nullptr, nullptr);
+  auto comm = communicator(backend);
+  if (!comm)
+    return report_error(kName, comm.error());
+  measure::Watchdog dog(**comm, timeout);
+  const measure::TrainResult r = measure::train_loop(**comm, dog, o);
+  if ((*comm)->rank() != 0)
+    return kExitOk;
+  const double step = quantile(r.step_s, 0.5);
+  const double p90 = quantile(r.step_s, 0.9);
+  fmt::print(
+      "# gpuplan measure train: {} rank(s), backend {}, {} parameters, {} x {} tokens per "
+      "worker, {} bucket(s), overlap {}\n",
+      r.ranks, backend, grouped(r.parameters), o.per_worker_batch, o.seq, r.buckets,
+      o.overlap ? "on" : "off");
+  Table t({"per step (slowest rank)", "median (ms)", "p90 (ms)"}, {false, true, true});
+  auto row = [&](const char* name, const std::vector<double>& v) {
+    t.add({name, fmt::format("{:.2f}", quantile(v, 0.5) * 1e3),
+           fmt::format("{:.2f}", quantile(v, 0.9) * 1e3)});
+  };
+  row("step", r.step_s);
+  row("compute (forward + backward)", r.compute_s);
+  row("exposed gradient all-reduce", r.exposed_s);
+  row("update", r.update_s);
+  fmt::print("{}", t.str());
+  fmt::print("throughput  {} tokens/s, {:.1f} GFLOP/s per rank\n",
+             grouped(std::llround(r.tokens_per_step / step)),
+             r.flops_per_step / quantile(r.compute_s, 0.5) / 1e9);
+  int status = kExitOk;
+  if (o.verify) {
+    // fp32 sums in a different order (rows split over ranks) differ in the last bits.
+    const double tolerance = 1e-4;
+    fmt::print(
+        "verify      {} worker(s) x batch {} vs 1 worker x batch {}: max relative weight "
+        "difference {:.3g} ({} {:g})\n",
+        r.ranks, o.per_worker_batch, o.per_worker_batch * r.ranks, r.verify_max_rel_diff,
+        r.verify_max_rel_diff <= tolerance ? "within" : "OVER", tolerance);
+    if (r.verify_max_rel_diff > tolerance) {
+      status = report_error(
+          kName, Error{"--verify", "data-parallel weights differ from the single-worker run", ""});
+    }
+  }
+  if (!json.empty()) {
+    JsonWriter w;
+    w.begin_object()
+        .field("kind", "train")
+        .field("backend", backend)
+        .field("ranks", r.ranks)
+        .field("hidden", o.hidden)
+        .field("layers", o.layers)
+        .field("seq", o.seq)
+        .field("per_worker_batch", o.per_worker_batch)
+        .field("overlap", o.overlap)
+        .field("bucket_bytes", o.bucket_bytes)
+        .field("parameters", r.parameters)
+        .field("tokens_per_step", r.tokens_per_step)
+        .field("flops_per_step_per_rank", r.flops_per_step)
+        .field("gradient_bytes", r.gradient_bytes)
+        .field("step_median_s", step)
+        .field("step_p90_s", p90)
+        .field("compute_median_s", quantile(r.compute_s, 0.5))
+        .field("exposed_comm_median_s", quantile(r.exposed_s, 0.5))
+        .field("update_median_s", quantile(r.update_s, 0.5));
+    if (o.verify)
+      w.field("verify_max_rel_diff", r.verify_max_rel_diff);
+    w.key("step_s").begin_array();
+    for (double s : r.step_s)
+      w.value(s);
+    w.end_array().end_object();
+    if (write_file(json, w.str()) != kExitOk)
+      return kExitError;
+  }
+  return status;
+}
+
+int report(const std::vector<std::string>& args) {
+  CLI::App app(
+      "Combine training measurements at several rank counts: scaling efficiency by "
+      "the source document's formula, next to gpuplan's prediction.",
+      "gpuplan measure report");
+  std::vector<std::string> files;
+  std::string fabric, data;
+  app.add_option("files", files, "JSON files from 'gpuplan measure train --json'")->required();
+  app.add_option("--fabric", fabric, "catalog fabric the ranks talk over, for the prediction");
+  app.add_option("--data", data, "catalog directory");
+  std::vector<const char*> argv;
+  for (const std::string& a : args)
+    argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return report_error(kName, Error{"", e.what(), "run 'gpuplan measure report --help'"},
+                        kExitUsage);
+  }
+  std::vector<TrainRun> runs;
+  for (const std::string& f : files) {
+    Result<Measurement> m = read_measurement(f);
+    if (!m)
+      return report_error(kName, m.error());
+    if (!m->is_train) {
+      return report_error(
+          kName, Error{f, "is a collectives measurement", "report combines 'measure train' files"});
+    }
+    runs.push_back(m->train);
+  }
+  std::sort(runs.begin(), runs.end(),
+            [](const auto& a, const auto& b) { return a.ranks < b.ranks; });
+  std::optional<Network> net;
+  if (!fabric.empty()) {
+    Result<Catalog> c = load_catalog(data);
+    if (!c)
+      return report_error(kName, c.error());
+    Result<const Fabric*> f = c->fabric(fabric);
+    if (!f)
+      return report_error(kName, Error{"--fabric", f.error().what, f.error().hint});
+    Network n;
+    n.gpus_per_node = 1 << 20;  // one node: every rank on the same fabric
+    n.intra_busbw =
+        (*f)->measured_busbw.value_or((*f)->bandwidth * c->train_params().nccl_efficiency);
+    n.intra_latency = (*f)->latency + c->train_params().collective_latency;
+    net = n;
+  }
+  const TrainRun& base = runs.front();
+  Table t({"ranks", "step (ms)", "p90 (ms)", "exposed comm (ms)", "tokens/s", "efficiency (%)",
+           "predicted (%)"},
+          {true, true, true, true, true, true, true});
+  for (const TrainRun& r : runs) {
+    // The same dataset: time = dataset / (tokens per step) x step. With equal per-worker
+    // batches, efficiency = T_base x N_base / (T_N x N).
+    const double per_token = r.step_median_s / r.tokens_per_step;
+    const double base_per_token = base.step_median_s / base.tokens_per_step;
+    const double eff = 100.0 * base_per_token * base.ranks / (per_token * r.ranks);
+    std::string predicted = "-";
+    if (net) {
+      // Compute as measured on the smallest run; the all-reduce from the fabric's alpha-beta
+      // model, left exposed (the prediction of --no-overlap, an upper bound on its cost).
+      const Seconds sync = all_reduce_time(Bytes(r.gradient_bytes), Group{r.ranks, r.ranks}, *net);
+      const double step = base.compute_median_s + base.update_median_s + sync.si();
+      const double p_per_token = step / r.tokens_per_step;
+      predicted =
+          fmt::format("{:.1f}", 100.0 * base_per_token * base.ranks / (p_per_token * r.ranks));
+    }
+    t.add({fmt::format("{}", r.ranks), fmt::format("{:.2f}", r.step_median_s * 1e3),
+           fmt::format("{:.2f}", r.step_p90_s * 1e3),
+           fmt::format("{:.2f}", r.exposed_median_s * 1e3),
+           grouped(std::llround(r.tokens_per_step / r.step_median_s)), fmt::format("{:.1f}", eff),
+           predicted});
+  }
+  fmt::print(
+      "efficiency = T1 / (TN x N) x 100 on the time to process the same tokens, against {} "
+      "rank(s)\n{}",
+      base.ranks, t.str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_measure(const std::vector<std::string>& args) {
+  const std::vector<std::string> subs = {"collectives", "train", "report"};
+  if (args.size() < 2 || args[1] == "--help" || args[1] == "-h") {
+    fmt::print(
+        "usage: gpuplan measure collectives|train|report [options]\n"
+        "  under mpirun: mpirun -np N gpuplan measure collectives ...\n");
+    return args.size() < 2 ? kExitUsage : kExitOk;
+  }
+  std::vector<std::string> rest = {fmt::format("gpuplan measure {}", args[1])};
+  rest.insert(rest.end(), args.begin() + 2, args.end());
+  if (args[1] == "collectives")
+    return collectives(rest);
+  if (args[1] == "train")
+    return train(rest);
+  if (args[1] == "report")
+    return report(rest);
+  return report_error(kName,
+                      Error{"", fmt::format("unknown measurement '{}'", args[1]),
+                            "expected collectives, train or report"},
+                      kExitUsage);
+}
+
+}  // namespace gpuplan::cli
