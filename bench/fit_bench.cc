@@ -41,10 +41,8 @@ void BM_SmallestFitH200(benchmark::State& state) {
 }
 BENCHMARK(BM_SmallestFitH200);
 
-// One training-time estimate: Llama 3.1 405B on 16,384 H100 (tp 8, pp 16, dp 128, 4 virtual
-// stages). Reports estimates per second.
-void BM_TrainingEstimate(benchmark::State& state) {
-  const Model m = *catalog().model("llama-3.1-405b");
+// The cluster Llama 3 405B was trained on: 16,384 H100 in nodes of 8, 8 x 400G RoCE per node.
+Cluster llama3_cluster() {
   Cluster c;
   c.gpu = *catalog().gpu("h100-sxm");
   c.gpus = 16384;
@@ -52,6 +50,14 @@ void BM_TrainingEstimate(benchmark::State& state) {
   c.scale_up = *catalog().fabric("nvlink4");
   c.scale_out = *catalog().fabric("roce-400g");
   c.nics_per_node = 8;
+  return c;
+}
+
+// One training-time estimate: Llama 3.1 405B on 16,384 H100 (tp 8, pp 16, dp 128, 4 virtual
+// stages). Reports estimates per second.
+void BM_TrainingEstimate(benchmark::State& state) {
+  const Model m = *catalog().model("llama-3.1-405b");
+  const Cluster c = llama3_cluster();
   TrainJob job;
   job.memory.seq = 8192;
   job.memory.micro_batch = 1;
@@ -69,13 +75,7 @@ BENCHMARK(BM_TrainingEstimate);
 // batch 2048 x 8192 tokens, on `threads` threads. Reports layouts evaluated per second.
 void BM_Search405bOn16kH100(benchmark::State& state) {
   const Model m = *catalog().model("llama-3.1-405b");
-  Cluster c;
-  c.gpu = *catalog().gpu("h100-sxm");
-  c.gpus = 16384;
-  c.gpus_per_node = 8;
-  c.scale_up = *catalog().fabric("nvlink4");
-  c.scale_out = *catalog().fabric("roce-400g");
-  c.nics_per_node = 8;
+  const Cluster c = llama3_cluster();
   TrainJob base;
   base.memory.seq = 8192;
   base.global_batch = 2048;

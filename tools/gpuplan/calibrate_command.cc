@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "command.h"
+#include "flags.h"
 #include "gpuplan/measurement.h"
 #include "report.h"
 
@@ -24,16 +25,8 @@ int run_calibrate(const std::vector<std::string>& args) {
   app.add_option("--gpu", gpu, "catalog GPU the training loop ran on (GPU backends only)");
   app.add_option("--precision", precision, "precision of the GPU training loop (default bf16)");
   app.add_option("--data", data, "catalog directory");
-  std::vector<const char*> argv;
-  for (const std::string& a : args)
-    argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    return report_error(kName, Error{"", e.what(), "run 'gpuplan calibrate --help'"}, kExitUsage);
+  if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
   }
   Result<Catalog> catalog = load_catalog(data);
   if (!catalog)

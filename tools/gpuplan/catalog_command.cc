@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "command.h"
+#include "flags.h"
 #include "gpuplan/json_writer.h"
 #include "gpuplan/suggest.h"
 #include "report.h"
@@ -270,16 +271,8 @@ int run_catalog(const std::vector<std::string>& args) {
   show->add_option("id", id, "a GPU, fabric, model or offer id")->required();
   show->add_flag("--json", json, "print JSON");
   show->fallthrough();
-  std::vector<const char*> argv;
-  for (const std::string& a : args)
-    argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    return report_error(kName, Error{"", e.what(), "run 'gpuplan catalog --help'"}, kExitUsage);
+  if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
   }
   Result<Catalog> c = load_catalog(data);
   if (!c)

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "command.h"
+#include "flags.h"
 #include "gpuplan/fit.h"
 #include "gpuplan/json_writer.h"
 #include "report.h"
@@ -475,16 +476,8 @@ int run_fit(const std::vector<std::string>& args) {
   app.add_option("--max-gpus", f.max_gpus, "largest GPU count the search tries (default 16384)");
   app.add_flag("--json", f.json, "print JSON instead of text");
   app.add_option("--data", f.data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
-  std::vector<const char*> argv;
-  for (const std::string& a : args)
-    argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    return report_error(kName, Error{"", e.what(), "run 'gpuplan fit --help'"}, kExitUsage);
+  if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
   }
   for (const auto& [flag, value] :
        std::vector<std::pair<const char*, int64_t>>{{"--seq", f.seq},

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "command.h"
+#include "flags.h"
 #include "gpuplan/collective.h"
 #include "gpuplan/json_writer.h"
 #include "gpuplan/measurement.h"
@@ -69,17 +70,8 @@ int collectives(const std::vector<std::string>& args) {
   app.add_option("--timeout", timeout, "seconds without progress before the run is aborted");
   app.add_option("--json", json, "also write the results to this file");
   app.add_option("--inject-hang", hang, "fault injection: this rank hangs (tests the watchdog)");
-  std::vector<const char*> argv;
-  for (const std::string& a : args)
-    argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    return report_error(kName, Error{"", e.what(), "run 'gpuplan measure collectives --help'"},
-                        kExitUsage);
+  if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
   }
   measure::SweepOptions o;
   Result<measure::Op> parsed = measure::parse_op(op);
@@ -184,17 +176,8 @@ int train(const std::vector<std::string>& args) {
   app.add_option("--timeout", timeout, "seconds without progress before the run is aborted");
   app.add_option("--json", json, "also write the results to this file");
   app.add_option("--data", data, "catalog directory (for --model)");
-  std::vector<const char*> argv;
-  for (const std::string& a : args)
-    argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    return report_error(kName, Error{"", e.what(), "run 'gpuplan measure train --help'"},
-                        kExitUsage);
+  if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
   }
   if (!model.empty()) {
     Result<Catalog> c = load_catalog(data);
@@ -308,17 +291,8 @@ int report(const std::vector<std::string>& args) {
   app.add_option("files", files, "JSON files from 'gpuplan measure train --json'")->required();
   app.add_option("--fabric", fabric, "catalog fabric the ranks talk over, for the prediction");
   app.add_option("--data", data, "catalog directory");
-  std::vector<const char*> argv;
-  for (const std::string& a : args)
-    argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    return report_error(kName, Error{"", e.what(), "run 'gpuplan measure report --help'"},
-                        kExitUsage);
+  if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
   }
   std::vector<TrainRun> runs;
   for (const std::string& f : files) {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "command.h"
+#include "flags.h"
 #include "gpuplan/advisor.h"
 #include "gpuplan/validation.h"
 #include "report.h"
@@ -209,16 +210,8 @@ int run_plan(const std::vector<std::string>& args) {
   app.add_option("--data", data, "catalog directory");
   std::string profile;
   app.add_option("--profile", profile, "calibration profile from gpuplan calibrate");
-  std::vector<const char*> argv;
-  for (const std::string& a : args)
-    argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    return report_error(kName, Error{"", e.what(), "run 'gpuplan plan --help'"}, kExitUsage);
+  if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
   }
   Result<Catalog> catalog = load_catalog_with_profile(data, profile, json);
   if (!catalog)

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "command.h"
+#include "flags.h"
 #include "report.h"
 #include "train_report.h"
 
@@ -85,16 +86,8 @@ int run_scale(const std::vector<std::string>& args) {
   app.add_option("--data", data, "catalog directory");
   std::string profile;
   app.add_option("--profile", profile, "calibration profile from gpuplan calibrate");
-  std::vector<const char*> argv;
-  for (const std::string& a : args)
-    argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    return report_error(kName, Error{"", e.what(), "run 'gpuplan scale --help'"}, kExitUsage);
+  if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
   }
   if (per_gpu_batch > 0 && global_batch > 0) {
     return report_error(

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "command.h"
+#include "flags.h"
 #include "gpuplan/json_writer.h"
 #include "gpuplan/validation.h"
 #include "report.h"
@@ -91,16 +92,8 @@ int run_validate(const std::vector<std::string>& args) {
       ->required();
   app.add_flag("--json", json, "print JSON");
   app.add_option("--data", data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
-  std::vector<const char*> argv;
-  for (const std::string& a : args)
-    argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    return report_error(kName, Error{"", e.what(), "run 'gpuplan validate --help'"}, kExitUsage);
+  if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
   }
   Result<Catalog> c = load_catalog(data);
   if (!c)
