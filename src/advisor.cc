@@ -182,7 +182,11 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
     const ParameterCount pc = count_parameters(model);
     const double checkpoint_gb =
         (job.kind == JobKind::kLora || job.kind == JobKind::kQlora
-             ? chosen.training->memory.trainable * static_cast<double>(chosen.gpus) * 4.0
+             // adapters are split over tp x pp and replicated over dp: count one replica
+             ? chosen.training->memory.trainable *
+                   static_cast<double>(chosen.training->job.memory.layout.tp *
+                                       chosen.training->job.memory.layout.pp) *
+                   4.0
              : static_cast<double>(pc.total) * 2.0) /
         1e9;
     if (o.egress_per_gb) {
