@@ -66,11 +66,17 @@ Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& 
   GPUPLAN_ASSIGN_OR_RETURN(cl.gpus_per_node, r.count(sys, "gpus_per_node"));
   GPUPLAN_ASSIGN_OR_RETURN(id, r.text(sys, "scale_up"));
   GPUPLAN_ASSIGN_OR_RETURN(cl.scale_up, c.fabric(id));
-  GPUPLAN_ASSIGN_OR_RETURN(id, r.text(sys, "scale_out"));
-  GPUPLAN_ASSIGN_OR_RETURN(cl.scale_out, c.fabric(id));
-  GPUPLAN_ASSIGN_OR_RETURN(cl.nics_per_node, r.count(sys, "nics_per_node"));
   if (cl.gpus == 0 || cl.gpus_per_node == 0) {
     return fail(r.where(), "gpus and gpus_per_node must be positive", "");
+  }
+  // A single-node row may leave the network out (null or absent).
+  if (sys.contains("scale_out") && !sys["scale_out"].is_null()) {
+    GPUPLAN_ASSIGN_OR_RETURN(id, r.text(sys, "scale_out"));
+    GPUPLAN_ASSIGN_OR_RETURN(cl.scale_out, c.fabric(id));
+    GPUPLAN_ASSIGN_OR_RETURN(cl.nics_per_node, r.count(sys, "nics_per_node", true));
+  } else if (cl.gpus > cl.gpus_per_node) {
+    return fail(r.where(), "the run spans nodes but names no 'scale_out' fabric",
+                "give the network between nodes, e.g. \"ib-ndr-400g\"");
   }
   return cl;
 }
@@ -255,13 +261,16 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
     GPUPLAN_ASSIGN_OR_RETURN(model_json, r.object("model"));
     GPUPLAN_ASSIGN_OR_RETURN(sys, r.object("system"));
     GPUPLAN_ASSIGN_OR_RETURN(lay, r.object("layout"));
-    TrainJob job;
-    GPUPLAN_ASSIGN_OR_RETURN(job, row_job(r, *lay));
+    // A layout value gpuplan cannot read, or a model it cannot read (an unsupported family),
+    // makes the row unpredictable, not the file unreadable.
+    Result<TrainJob> job = row_job(r, *lay);
     // A model gpuplan cannot read (an unsupported family) makes the row unpredictable, not the
     // file unreadable.
     Result<Model> model = parse_model_config(model_json->dump(), "model", id);
     Result<Cluster> cluster = row_cluster(r, *sys, catalog);
-    if (!model) {
+    if (!job) {
+      e.reason = job.error().message();
+    } else if (!model) {
       e.reason = model.error().message();
     } else if (e.metric != "step_time_s") {
       e.reason = fmt::format("metric '{}' is not a training metric gpuplan predicts", e.metric);
@@ -272,7 +281,7 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
     } else {
       // The published run ran, so it fitted: where the memory model disagrees, the estimate is
       // still made and the disagreement reported (docs/VALIDATION.md).
-      TrainEstimate est = best_training(*model, *cluster, job, catalog.memory_params(),
+      TrainEstimate est = best_training(*model, *cluster, *job, catalog.memory_params(),
                                         catalog.train_params(), MemoryPolicy::kReport);
       if (!est.feasible) {
         e.reason = est.reason;

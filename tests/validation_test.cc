@@ -56,6 +56,18 @@ TEST_F(ValidationTest, AnUnreadableModelMakesTheRowUnpredictable) {
             "falcon, gptj, deepseek_v3");
 }
 
+TEST_F(ValidationTest, ASingleNodeRowNeedsNoNetworkAndABadLayoutOnlyLosesItsRow) {
+  Result<ValidationReport> r =
+      run_validation(fixture("single-node-and-bad-layout.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->entries.size(), 2U);
+  EXPECT_TRUE(r->entries[0].predicted.has_value()) << r->entries[0].reason;
+  EXPECT_FALSE(r->entries[1].predicted.has_value());
+  EXPECT_NE(r->entries[1].reason.find("key 'virtual_stages' must be an integer >= 0"),
+            std::string::npos)
+      << r->entries[1].reason;
+}
+
 TEST_F(ValidationTest, InferenceRowsAreListedPerMetricUntilTheServingModelExists) {
   Result<ValidationReport> r = run_validation(fixture("small-inference.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();
