@@ -65,7 +65,12 @@ struct TrainResult {
   double verify_max_rel_diff = -1;
 };
 
+// On the CPU: fp32, OpenBLAS, buffers in host memory (MPI).
 TrainResult train_loop(Communicator& comm, Watchdog& dog, const TrainOptions& o);
+
+// On GPUs: bf16 cuBLAS GEMMs with fp32 accumulation, fp32 master weights and gradients, NCCL.
+// REQUIRES: `comm` is the NCCL communicator. `verify` is not supported here.
+TrainResult train_loop_gpu(Communicator& comm, Watchdog& dog, const TrainOptions& o);
 
 }  // namespace gpuplan::measure
 

@@ -1,5 +1,5 @@
 // Built when CUDA and NCCL are not found: the GPU backend reports why it is missing.
-#include "measure/communicator.h"
+#include "measure/harness.h"
 
 namespace gpuplan::measure {
 
@@ -7,6 +7,10 @@ Result<std::unique_ptr<Communicator>> make_nccl_communicator() {
   return fail("--backend", "this gpuplan was built without CUDA and NCCL",
               "rebuild on a machine with the CUDA toolkit and NCCL (GPUPLAN_WITH_NCCL), or use "
               "--backend mpi");
+}
+
+TrainResult train_loop_gpu(Communicator& comm, Watchdog&, const TrainOptions&) {
+  comm.abort("gpuplan measure: error: this gpuplan was built without CUDA");
 }
 
 }  // namespace gpuplan::measure

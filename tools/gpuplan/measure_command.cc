@@ -172,7 +172,8 @@ int train(const std::vector<std::string>& args) {
                "reduce gradients after the backward pass, not during it");
   app.add_flag("--verify", o.verify,
                "rank 0 also trains one worker on the whole global batch and compares weights");
-  app.add_option("--backend", backend, "mpi (CPU, fp32, OpenBLAS)");
+  app.add_option("--backend", backend,
+                 "mpi (CPU, fp32, OpenBLAS) | nccl (GPU, bf16 cuBLAS, one GPU per rank)");
   app.add_option("--timeout", timeout, "seconds without progress before the run is aborted");
   app.add_option("--json", json, "also write the results to this file");
   app.add_option("--data", data, "catalog directory (for --model)");
@@ -196,13 +197,11 @@ int train(const std::vector<std::string>& args) {
     return report_error(kName, Error{"", "sizes, --steps and --bucket must be positive", ""},
                         kExitUsage);
   }
-  if (backend != "mpi") {
-    return report_error(
-        kName,
-        Error{"--backend",
-              fmt::format("the training loop runs on 'mpi' (CPU) in this build, not '{}'", backend),
-              "GPU training (cuBLAS + NCCL) is not built yet"},
-        kExitUsage);
+  if (backend == "nccl" && o.verify) {
+    return report_error(kName,
+                        Error{"--verify", "the GPU loop has no single-worker check",
+                              "verify the data-parallel arithmetic with --backend mpi"},
+                        kExitUsage);
   }
   o.bucket_bytes = *b;
   o.overlap = !no_overlap;
@@ -211,7 +210,8 @@ int train(const std::vector<std::string>& args) {
   if (!comm)
     return report_error(kName, comm.error());
   measure::Watchdog dog(**comm, timeout);
-  const measure::TrainResult r = measure::train_loop(**comm, dog, o);
+  const measure::TrainResult r = backend == "nccl" ? measure::train_loop_gpu(**comm, dog, o)
+                                                   : measure::train_loop(**comm, dog, o);
   if ((*comm)->rank() != 0)
     return kExitOk;
   const double step = quantile(r.step_s, 0.5);
