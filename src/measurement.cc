@@ -50,7 +50,23 @@ Result<Measurement> read_measurement(const std::string& path) {
         c.points.push_back({p.at("bytes").get<double>(), p.at("median_s").get<double>(),
                             p.at("busbw_bytes_per_s").get<double>(), p.at("wrong").get<int64_t>()});
       }
+    } else if (kind == "gemm") {
+      m.kind = MeasurementKind::kGemm;
+      m.gemm.backend = doc.at("backend").get<std::string>();
+      for (const Json& p : doc.at("points")) {
+        const double f = p.at("flops_per_s").get<double>();
+        if (f > m.gemm.best_flops_per_s) {
+          m.gemm.best_flops_per_s = f;
+          m.gemm.best_n = p.at("n").get<int64_t>();
+        }
+      }
+    } else if (kind == "memory") {
+      m.kind = MeasurementKind::kMemory;
+      m.memory.backend = doc.at("backend").get<std::string>();
+      m.memory.bytes = doc.at("bytes").get<double>();
+      m.memory.bytes_per_s = doc.at("bytes_per_s").get<double>();
     } else if (kind == "train") {
+      m.kind = MeasurementKind::kTrain;
       m.is_train = true;
       TrainRun& t = m.train;
       t.backend = doc.at("backend").get<std::string>();

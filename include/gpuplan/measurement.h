@@ -42,12 +42,31 @@ struct TrainRun {
   double update_median_s = 0;
 };
 
-// One file: either kind.
+// Square GEMMs (measure gemm): the best achieved rate is what calibrate keeps.
+struct GemmRun {
+  std::string backend;
+  double best_flops_per_s = 0;
+  int64_t best_n = 0;
+};
+
+// A copy probe (measure memory).
+struct MemoryRun {
+  std::string backend;
+  double bytes = 0;
+  double bytes_per_s = 0;
+};
+
+enum class MeasurementKind { kCollectives, kTrain, kGemm, kMemory };
+
+// One file: one kind.
 struct Measurement {
   std::string file;
-  bool is_train = false;
+  MeasurementKind kind = MeasurementKind::kCollectives;
+  bool is_train = false;  // kind == kTrain
   CollectiveRun collectives;
   TrainRun train;
+  GemmRun gemm;
+  MemoryRun memory;
 };
 
 Result<Measurement> read_measurement(const std::string& path);

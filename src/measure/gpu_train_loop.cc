@@ -165,4 +165,68 @@ TrainResult train_loop_gpu(Communicator& comm, Watchdog& dog, const TrainOptions
   return r;
 }
 
+std::vector<GemmPoint> gpu_gemm_sweep(const std::vector<int64_t>& sizes, int iters) {
+  cublasHandle_t handle;
+  cublasCreate(&handle);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<GemmPoint> out;
+  for (int64_t n : sizes) {
+    const size_t count = static_cast<size_t>(n * n);
+    bf16* a = device<bf16>(count);
+    bf16* b = device<bf16>(count);
+    bf16* c = device<bf16>(count);
+    std::vector<double> times;
+    for (int it = 0; it < iters + 1; ++it) {
+      cudaEventRecord(start);
+      gemm(handle, false, false, n, n, n, a, b, c, CUDA_R_16BF, 0.0f);
+      cudaEventRecord(stop);
+      cudaEventSynchronize(stop);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, start, stop);
+      if (it > 0)
+        times.push_back(ms / 1e3);
+    }
+    std::sort(times.begin(), times.end());
+    const double t = times[times.size() / 2];
+    const double d = static_cast<double>(n);
+    out.push_back({n, t, 2.0 * d * d * d / t});
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cublasDestroy(handle);
+  return out;
+}
+
+MemoryPoint gpu_memory_probe(double bytes, int iters) {
+  const size_t n = static_cast<size_t>(bytes);
+  char* src = device<char>(n);
+  char* dst = device<char>(n);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<double> times;
+  for (int it = 0; it < iters + 1; ++it) {
+    cudaEventRecord(start);
+    cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice);
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    if (it > 0)
+      times.push_back(ms / 1e3);
+  }
+  std::sort(times.begin(), times.end());
+  const double t = times[times.size() / 2];
+  cudaFree(src);
+  cudaFree(dst);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return {bytes, t, 2.0 * bytes / t};
+}
+
 }  // namespace gpuplan::measure

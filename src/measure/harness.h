@@ -72,6 +72,26 @@ TrainResult train_loop(Communicator& comm, Watchdog& dog, const TrainOptions& o)
 // REQUIRES: `comm` is the NCCL communicator. `verify` is not supported here.
 TrainResult train_loop_gpu(Communicator& comm, Watchdog& dog, const TrainOptions& o);
 
+// Square GEMMs n x n x n on this rank alone: fp32 OpenBLAS on the CPU backend, bf16 cuBLAS with
+// fp32 accumulation on the GPU backend. FLOP/s = 2 n^3 / median time.
+struct GemmPoint {
+  int64_t n = 0;
+  double median_s = 0;
+  double flops_per_s = 0;
+};
+std::vector<GemmPoint> gemm_sweep(Communicator& comm, const std::vector<int64_t>& sizes, int iters);
+std::vector<GemmPoint> gpu_gemm_sweep(const std::vector<int64_t>& sizes, int iters);
+
+// A device-to-device (or host memcpy) copy of `bytes`: bandwidth = 2 x bytes / median time
+// (every byte read once and written once), as STREAM's copy counts it.
+struct MemoryPoint {
+  double bytes = 0;
+  double median_s = 0;
+  double bytes_per_s = 0;
+};
+MemoryPoint memory_probe(Communicator& comm, double bytes, int iters);
+MemoryPoint gpu_memory_probe(double bytes, int iters);
+
 }  // namespace gpuplan::measure
 
 #endif  // GPUPLAN_SRC_MEASURE_HARNESS_H_

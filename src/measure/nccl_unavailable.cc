@@ -13,4 +13,12 @@ TrainResult train_loop_gpu(Communicator& comm, Watchdog&, const TrainOptions&) {
   comm.abort("gpuplan measure: error: this gpuplan was built without CUDA");
 }
 
+std::vector<GemmPoint> gpu_gemm_sweep(const std::vector<int64_t>&, int) {
+  return {};
+}
+
+MemoryPoint gpu_memory_probe(double, int) {
+  return {};
+}
+
 }  // namespace gpuplan::measure

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <ctime>
 #include <fstream>
+#include <map>
 
 #include "command.h"
 #include "flags.h"
@@ -33,11 +34,47 @@ int run_calibrate(const std::vector<std::string>& args) {
     return report_error(kName, catalog.error());
   std::string body;
   std::vector<std::string> used;
+  // GPU id -> (GEMM efficiency, HBM efficiency); 0 where not measured.
+  std::map<std::string, std::pair<double, double>> gpu_entries;
   for (const std::string& f : files) {
     Result<Measurement> m = read_measurement(f);
     if (!m)
       return report_error(kName, m.error());
     used.push_back(f);
+    if (m->kind == MeasurementKind::kGemm || m->kind == MeasurementKind::kMemory) {
+      const bool gemm = m->kind == MeasurementKind::kGemm;
+      const std::string& backend = gemm ? m->gemm.backend : m->memory.backend;
+      if (backend == "mpi") {
+        fmt::print("{}: a CPU {} measurement; no catalog GPU to calibrate\n", f,
+                   gemm ? "GEMM" : "memory");
+        continue;
+      }
+      if (gpu.empty()) {
+        return report_error(kName,
+                            Error{"--gpu", fmt::format("{} holds a GPU measurement", f),
+                                  "name the catalog GPU, e.g. --gpu h200-sxm"},
+                            kExitUsage);
+      }
+      Result<const Gpu*> g = catalog->gpu(gpu);
+      if (!g)
+        return report_error(kName, Error{"--gpu", g.error().what, g.error().hint});
+      if (gemm) {
+        const auto peak = (*g)->peak_for(Precision::kBf16);
+        if (!peak) {
+          return report_error(kName, Error{"--gpu", fmt::format("{} has no bf16 peak", gpu), ""});
+        }
+        const double e = std::min(1.0, m->gemm.best_flops_per_s / peak->si());
+        gpu_entries[gpu].first = e;
+        fmt::print("{}: best GEMM {:.1f} TFLOP/s at n = {} = {:.1f} % of the bf16 peak\n", f,
+                   m->gemm.best_flops_per_s / 1e12, m->gemm.best_n, 100 * e);
+      } else {
+        const double e = std::min(1.0, m->memory.bytes_per_s / (*g)->memory_bandwidth.si());
+        gpu_entries[gpu].second = e;
+        fmt::print("{}: copy at {:.0f} GB/s = {:.1f} % of the {:.0f} GB/s peak\n", f,
+                   m->memory.bytes_per_s / 1e9, 100 * e, (*g)->memory_bandwidth.si() / 1e9);
+      }
+      continue;
+    }
     if (!m->is_train) {
       if (fabric.empty()) {
         return report_error(kName,
@@ -93,11 +130,19 @@ int run_calibrate(const std::vector<std::string>& args) {
       if (!peak)
         return report_error(kName, Error{"--precision", "the GPU has no such peak", ""},
                             kExitUsage);
-      body += fmt::format("\n[[gpu]]\nid = \"{}\"\ngemm = {:.4f}\n", gpu,
-                          std::min(1.0, achieved / peak->si()));
+      if (gpu_entries[gpu].first == 0) {
+        gpu_entries[gpu].first = std::min(1.0, achieved / peak->si());
+      }
       fmt::print("{}: {:.1f} TFLOP/s = {:.1f} % of the {} peak\n", f, achieved / 1e12,
                  100 * achieved / peak->si(), precision);
     }
+  }
+  for (const auto& [id, e] : gpu_entries) {
+    body += fmt::format("\n[[gpu]]\nid = \"{}\"\n", id);
+    if (e.first > 0)
+      body += fmt::format("gemm = {:.4f}\n", e.first);
+    if (e.second > 0)
+      body += fmt::format("hbm = {:.4f}\n", e.second);
   }
   const std::time_t now = std::time(nullptr);
   char date[16];

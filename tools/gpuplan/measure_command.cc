@@ -12,6 +12,7 @@
 #include "gpuplan/collective.h"
 #include "gpuplan/json_writer.h"
 #include "gpuplan/measurement.h"
+#include "gpuplan/suggest.h"
 #include "measure/communicator.h"
 #include "measure/harness.h"
 #include "report.h"
@@ -281,6 +282,92 @@ int train(const std::vector<std::string>& args) {
   return status;
 }
 
+int gemm(const std::vector<std::string>& args) {
+  CLI::App app("Square GEMMs n x n x n on each rank: fp32 OpenBLAS (mpi) or bf16 cuBLAS (nccl).",
+               args.front());
+  std::vector<int64_t> sizes = {1024, 2048, 4096, 8192};
+  std::string backend = "mpi", json;
+  int iters = 10;
+  app.add_option("--sizes", sizes, "matrix sizes, e.g. 1024,4096,16384")->delimiter(',');
+  app.add_option("--iters", iters, "timed runs per size (default 10)");
+  app.add_option("--backend", backend, "mpi (CPU, fp32) | nccl (GPU, bf16)");
+  app.add_option("--json", json, "also write the results to this file");
+  if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
+  }
+  for (int64_t n : sizes) {
+    if (n <= 0 || n > 65536 || iters < 1) {
+      return report_error(kName, Error{"--sizes", "sizes must be 1..65536 and --iters >= 1", ""},
+                          kExitUsage);
+    }
+  }
+  measure::MpiSession mpi(nullptr, nullptr);
+  auto comm = communicator(backend);
+  if (!comm)
+    return report_error(kName, comm.error());
+  const std::vector<measure::GemmPoint> points = measure::gemm_sweep(**comm, sizes, iters);
+  if ((*comm)->rank() != 0)
+    return kExitOk;
+  fmt::print("# gpuplan measure gemm: backend {} ({}), rank 0\n", backend,
+             backend == "nccl" ? "bf16 in, fp32 accumulate" : "fp32");
+  Table t({"n", "median (ms)", "TFLOP/s"}, {true, true, true});
+  JsonWriter w;
+  w.begin_object().field("kind", "gemm").field("backend", backend).key("points").begin_array();
+  for (const measure::GemmPoint& p : points) {
+    t.add({grouped(p.n), fmt::format("{:.3f}", p.median_s * 1e3),
+           fmt::format("{:.2f}", p.flops_per_s / 1e12)});
+    w.begin_object()
+        .field("n", p.n)
+        .field("median_s", p.median_s)
+        .field("flops_per_s", p.flops_per_s)
+        .end_object();
+  }
+  w.end_array().end_object();
+  fmt::print("{}", t.str());
+  return json.empty() ? kExitOk : write_file(json, w.str());
+}
+
+int memory(const std::vector<std::string>& args) {
+  CLI::App app("Copy bandwidth of each rank's memory: host memcpy (mpi) or GPU HBM (nccl).",
+               args.front());
+  std::string backend = "mpi", size = "1GiB", json;
+  int iters = 10;
+  app.add_option("--size", size, "bytes copied per run (default 1GiB)");
+  app.add_option("--iters", iters, "timed runs (default 10)");
+  app.add_option("--backend", backend, "mpi (host memory) | nccl (GPU memory)");
+  app.add_option("--json", json, "also write the results to this file");
+  if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
+  }
+  Result<double> bytes = bytes_flag("--size", size);
+  if (!bytes)
+    return report_error(kName, bytes.error(), kExitUsage);
+  if (*bytes < 1 || iters < 1) {
+    return report_error(kName, Error{"--size", "needs at least 1 byte and --iters >= 1", ""},
+                        kExitUsage);
+  }
+  measure::MpiSession mpi(nullptr, nullptr);
+  auto comm = communicator(backend);
+  if (!comm)
+    return report_error(kName, comm.error());
+  const measure::MemoryPoint p = measure::memory_probe(**comm, *bytes, iters);
+  if ((*comm)->rank() != 0)
+    return kExitOk;
+  fmt::print(
+      "# gpuplan measure memory: backend {}, rank 0\ncopy of {}: median {:.3f} ms, "
+      "{:.1f} GB/s (read + write)\n",
+      backend, size, p.median_s * 1e3, p.bytes_per_s / 1e9);
+  JsonWriter w;
+  w.begin_object()
+      .field("kind", "memory")
+      .field("backend", backend)
+      .field("bytes", p.bytes)
+      .field("median_s", p.median_s)
+      .field("bytes_per_s", p.bytes_per_s)
+      .end_object();
+  return json.empty() ? kExitOk : write_file(json, w.str());
+}
+
 int report(const std::vector<std::string>& args) {
   CLI::App app(
       "Combine training measurements at several rank counts: scaling efficiency by "
@@ -358,25 +445,31 @@ int report(const std::vector<std::string>& args) {
 }  // namespace
 
 int run_measure(const std::vector<std::string>& args) {
-  const std::vector<std::string> subs = {"collectives", "train", "report"};
+  using Sub = int (*)(const std::vector<std::string>&);
+  const std::vector<std::pair<std::string, Sub>> subs = {{"collectives", collectives},
+                                                         {"train", train},
+                                                         {"gemm", gemm},
+                                                         {"memory", memory},
+                                                         {"report", report}};
   if (args.size() < 2 || args[1] == "--help" || args[1] == "-h") {
     fmt::print(
-        "usage: gpuplan measure collectives|train|report [options]\n"
+        "usage: gpuplan measure collectives|train|gemm|memory|report [options]\n"
         "  under mpirun: mpirun -np N gpuplan measure collectives ...\n");
     return args.size() < 2 ? kExitUsage : kExitOk;
   }
   std::vector<std::string> rest = {fmt::format("gpuplan measure {}", args[1])};
   rest.insert(rest.end(), args.begin() + 2, args.end());
-  if (args[1] == "collectives")
-    return collectives(rest);
-  if (args[1] == "train")
-    return train(rest);
-  if (args[1] == "report")
-    return report(rest);
-  return report_error(kName,
-                      Error{"", fmt::format("unknown measurement '{}'", args[1]),
-                            "expected collectives, train or report"},
-                      kExitUsage);
+  std::vector<std::string> names;
+  for (const auto& [name, run] : subs) {
+    if (name == args[1]) {
+      return run(rest);
+    }
+    names.push_back(name);
+  }
+  return report_error(
+      kName,
+      Error{"", fmt::format("unknown measurement '{}'", args[1]), suggestion_hint(args[1], names)},
+      kExitUsage);
 }
 
 }  // namespace gpuplan::cli
