@@ -15,15 +15,6 @@ namespace {
 
 constexpr double kHoursPerMonth = 730.0;  // 365 x 24 / 12
 
-std::string days_text(Seconds t) {
-  const double s = t.si();
-  if (s < 2 * 3600)
-    return fmt::format("{:.0f} min", s / 60);
-  if (s < 2 * 86400)
-    return fmt::format("{:.1f} h", s / 3600);
-  return fmt::format("{:.1f} days", s / 86400);
-}
-
 // Converts `m` into `currency` with `usd_rate` (units of currency per USD); nullopt when it
 // cannot.
 std::optional<Money> convert(const Money& m, const std::string& currency,
@@ -166,9 +157,9 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
   if (!chosen.meets_deadline) {
     chosen = *std::min_element(runs.begin(), runs.end(),
                                [](const auto& a, const auto& b) { return a.time < b.time; });
-    chosen.why_not = fmt::format("misses the deadline: {} at best ({} node{}), {} over",
-                                 days_text(chosen.time), chosen.nodes, chosen.nodes == 1 ? "" : "s",
-                                 days_text(chosen.time - *job.deadline));
+    chosen.why_not = fmt::format(
+        "misses the deadline: {} at best ({} node{}), {} over", duration_text(chosen.time),
+        chosen.nodes, chosen.nodes == 1 ? "" : "s", duration_text(chosen.time - *job.deadline));
   }
   const PlanCandidate& first = runs.front();
   chosen.scaling_efficiency = 100.0 * first.time.si() * static_cast<double>(first.gpus) /
@@ -462,7 +453,8 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
       const Plan alternative = make_plan(lora, model, catalog, threads);
       for (const PlanCandidate& p : alternative.ranked) {
         plan.lora_alternative.push_back(fmt::format("{} ({} node{}, {})", p.offer->id, p.nodes,
-                                                    p.nodes == 1 ? "" : "s", days_text(p.time)));
+                                                    p.nodes == 1 ? "" : "s",
+                                                    duration_text(p.time)));
       }
     }
     plan.headline = plan.rejected.empty() ? "No offer was considered: check the allowed offers."
@@ -485,13 +477,13 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
         job.users, b.gpus, g.id, b.offer->id, b.nodes, b.tpot.si() * 1e3, cost);
   } else if (b.gpus == 1) {
     plan.headline = fmt::format("One {} is enough: {} finishes in {}{}.", g.id, b.offer->id,
-                                days_text(b.time), cost);
+                                duration_text(b.time), cost);
   } else if (b.nodes == 1) {
     plan.headline = fmt::format("You need {} GPUs in one server: {} ({} x {}) finishes in {}{}.",
-                                b.gpus, b.offer->id, b.gpus, g.id, days_text(b.time), cost);
+                                b.gpus, b.offer->id, b.gpus, g.id, duration_text(b.time), cost);
   } else {
     plan.headline = fmt::format("You need a cluster: {} nodes of {} ({} x {}) finish in {}{}.",
-                                b.nodes, b.offer->id, b.gpus, g.id, days_text(b.time), cost);
+                                b.nodes, b.offer->id, b.gpus, g.id, duration_text(b.time), cost);
   }
   return plan;
 }

@@ -16,4 +16,15 @@ std::string grouped(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+std::string duration_text(Seconds t) {
+  const double s = t.si();
+  if (s < 2 * 3600) {
+    return fmt::format("{:.0f} min", s / 60);
+  }
+  if (s < 2 * 86400) {
+    return fmt::format("{:.1f} h", s / 3600);
+  }
+  return fmt::format("{:.1f} days", s / 86400);
+}
+
 }  // namespace gpuplan

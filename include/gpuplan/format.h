@@ -5,10 +5,15 @@
 #include <cstdint>
 #include <string>
 
+#include "gpuplan/units.h"
+
 namespace gpuplan {
 
 // "70,553,706,496": thousands separated by commas, whatever the locale.
 std::string grouped(int64_t n);
+
+// A duration at the grain a plan needs: "45 min", "33.0 h", "26.9 days".
+std::string duration_text(Seconds t);
 
 }  // namespace gpuplan
 

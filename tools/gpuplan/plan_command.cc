@@ -18,15 +18,6 @@ namespace {
 
 constexpr const char* kName = "plan";
 
-std::string duration(Seconds t) {
-  const double s = t.si();
-  if (s < 2 * 3600)
-    return fmt::format("{:.0f} min", s / 60);
-  if (s < 2 * 86400)
-    return fmt::format("{:.1f} h", s / 3600);
-  return fmt::format("{:.1f} days", s / 86400);
-}
-
 // "2 B", "1 T", "300 B" tokens.
 std::string token_count(double n) {
   if (n >= 1e12)
@@ -61,7 +52,7 @@ std::string describe(const PlanJob& j) {
     s = fmt::format("{} {} on {} tokens (sequences of {})", what, j.model, token_count(j.tokens),
                     j.seq);
     if (j.deadline)
-      s += fmt::format(", within {}", duration(*j.deadline));
+      s += fmt::format(", within {}", duration_text(*j.deadline));
   }
   if (!j.residency.empty())
     s += fmt::format(", data kept in {}", fmt::join(j.residency, ", "));
@@ -138,7 +129,7 @@ void print_text(const PlanJob& job, const Plan& plan) {
                grouped(std::llround(p.tokens_per_s)), money(p.cost)});
       } else {
         t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
-               fmt::format("{}", p.gpus), train_layout_text(p.training->job), duration(p.time),
+               fmt::format("{}", p.gpus), train_layout_text(p.training->job), duration_text(p.time),
                fmt::format("{:.1f}", p.mfu * 100), fmt::format("{:.0f}", p.scaling_efficiency),
                fmt::format("{:.1f}", p.energy_joules / 3.6e9), money(p.cost)});
       }
