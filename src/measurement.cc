@@ -12,16 +12,18 @@ namespace {
 
 using Json = nlohmann::json;
 
+}  // namespace
+
 double bus_factor(const std::string& op, int n) {
   const double f = static_cast<double>(n - 1) / static_cast<double>(n);
-  if (op == "all_reduce")
+  if (op == "all_reduce") {
     return 2.0 * f;
-  if (op == "broadcast")
+  }
+  if (op == "broadcast") {
     return 1.0;
+  }
   return f;
 }
-
-}  // namespace
 
 Result<Measurement> read_measurement(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

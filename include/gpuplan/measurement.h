@@ -71,6 +71,11 @@ struct Measurement {
 
 Result<Measurement> read_measurement(const std::string& path);
 
+// nccl-tests' bus-bandwidth factor of collective `op` ("all_reduce", "all_gather",
+// "reduce_scatter", "broadcast", "all_to_all") on n ranks: all-reduce 2(n-1)/n, broadcast 1,
+// the others (n-1)/n.
+double bus_factor(const std::string& op, int n);
+
 // Fits t = alpha + S x factor / busbw to a sweep (least squares over the sizes, latency and
 // bandwidth both >= 0); `factor` is the op's bus factor at the run's rank count.
 struct AlphaBeta {

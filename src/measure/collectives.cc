@@ -9,10 +9,6 @@
 namespace gpuplan::measure {
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // Small integers, so float sums are exact and the expected result is known.
 float value(int rank, int64_t i) {
   return static_cast<float>((rank + 1) * ((i % 5) + 1));
@@ -75,10 +71,10 @@ std::vector<SizePoint> sweep_collective(Communicator& comm, Watchdog& dog, const
       if (comm.rank() == o.inject_hang_rank) {
         std::this_thread::sleep_for(std::chrono::hours(1));  // fault injection: a hung rank
       }
-      const double t0 = now();
+      const double t0 = seconds_now();
       comm.run(o.op, send, recv, static_cast<size_t>(count));
       comm.synchronize();
-      const double t = now() - t0;
+      const double t = seconds_now() - t0;
       dog.end();
       const double slowest = comm.max(t);
       if (it >= o.warmup) {

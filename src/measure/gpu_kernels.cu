@@ -6,24 +6,12 @@
 #include <cstdint>
 
 #include "measure/gpu_kernels.h"
+#include "measure/network_math.h"
 
 namespace gpuplan::measure::gpu {
 namespace {
 
 using bf16 = __nv_bfloat16;
-
-// The counter-based generator of train_loop.cc, on the device.
-__device__ float uniform(uint64_t seed, uint64_t stream, uint64_t index) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ULL ^
-               (stream + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL ^
-               index * 0x94D049BB133111EBULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
-  return static_cast<float>(static_cast<double>(z >> 11) * 0x1.0p-53 * 2.0 - 1.0);
-}
-
-constexpr float kGeluC = 0.7978845608f;
 
 __global__ void init_weights_kernel(float* w32, bf16* w16, int64_t per_layer, int64_t layers,
                                     int64_t first_block, float scale1, float scale2,
@@ -44,7 +32,7 @@ __global__ void load_batch_kernel(bf16* x, bf16* target, int64_t tokens, int64_t
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t t = i / h;
     const int64_t c = i % h;
-    const uint64_t idx = static_cast<uint64_t>((step * 1000003LL + first + t) * h + c);
+    const uint64_t idx = batch_index(step, first + t, h, c);
     x[i] = __float2bfloat16(uniform(seed, 2, idx));
     target[i] = __float2bfloat16(uniform(seed, 3, idx));
   }
@@ -53,20 +41,14 @@ __global__ void load_batch_kernel(bf16* x, bf16* target, int64_t tokens, int64_t
 __global__ void gelu_forward_kernel(const bf16* pre, bf16* act, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const float x = __bfloat162float(pre[i]);
-    act[i] = __float2bfloat16(0.5f * x * (1.0f + tanhf(kGeluC * (x + 0.044715f * x * x * x))));
+    act[i] = __float2bfloat16(gelu(__bfloat162float(pre[i])));
   }
 }
 
 __global__ void gelu_backward_kernel(bf16* grad, const bf16* pre, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const float x = __bfloat162float(pre[i]);
-    const float u = kGeluC * (x + 0.044715f * x * x * x);
-    const float t = tanhf(u);
-    const float d =
-        0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kGeluC * (1.0f + 3 * 0.044715f * x * x);
-    grad[i] = __float2bfloat16(__bfloat162float(grad[i]) * d);
+    grad[i] = __float2bfloat16(__bfloat162float(grad[i]) * gelu_grad(__bfloat162float(pre[i])));
   }
 }
 

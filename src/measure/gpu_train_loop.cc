@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -16,10 +15,6 @@
 
 namespace gpuplan::measure {
 namespace {
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // A bf16 element, as stored on the device (the loop never reads it on the host).
 struct bf16 {
@@ -87,7 +82,7 @@ TrainResult train_loop_gpu(Communicator& comm, Watchdog& dog, const TrainOptions
   for (int step = 0; step < o.warmup + o.steps; ++step) {
     comm.barrier();
     dog.begin(fmt::format("training step {}", step));
-    const double t0 = now();
+    const double t0 = seconds_now();
     gpu::load_batch(x, target, tokens, h, o.seed, step, comm.rank() * tokens);
     for (int64_t l = 0; l < L; ++l) {
       const bf16* xl = x + l * tokens * h;
@@ -133,7 +128,7 @@ TrainResult train_loop_gpu(Communicator& comm, Watchdog& dog, const TrainOptions
       }
     }
     cudaDeviceSynchronize();
-    const double t_backward = now();
+    const double t_backward = seconds_now();
     if (n > 1 && !o.overlap) {
       comm.run(Op::kAllReduce, g, g, static_cast<size_t>(params));
       comm.synchronize();
@@ -141,10 +136,10 @@ TrainResult train_loop_gpu(Communicator& comm, Watchdog& dog, const TrainOptions
     for (auto& q : pending) {
       q->wait();
     }
-    const double t_reduced = now();
+    const double t_reduced = seconds_now();
     gpu::sgd(w32, g, w16, params, o.learning_rate);
     cudaDeviceSynchronize();
-    const double t_end = now();
+    const double t_end = seconds_now();
     dog.end();
     const double step_s = comm.max(t_end - t0);
     const double compute = comm.max(t_backward - t0);

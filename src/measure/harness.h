@@ -4,6 +4,7 @@
 #ifndef GPUPLAN_SRC_MEASURE_HARNESS_H_
 #define GPUPLAN_SRC_MEASURE_HARNESS_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,6 +13,11 @@
 #include "measure/watchdog.h"
 
 namespace gpuplan::measure {
+
+// Seconds on the monotonic clock, for timing host-side steps.
+inline double seconds_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 struct SweepOptions {
   Op op = Op::kAllReduce;

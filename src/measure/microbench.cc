@@ -3,7 +3,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -11,10 +10,6 @@
 
 namespace gpuplan::measure {
 namespace {
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -34,12 +29,12 @@ std::vector<GemmPoint> gemm_sweep(Communicator& comm, const std::vector<int64_t>
     std::vector<float> a(count, 0.5f), b(count, 0.25f), c(count, 0.0f);
     std::vector<double> times;
     for (int it = 0; it < iters + 1; ++it) {
-      const double t0 = now();
+      const double t0 = seconds_now();
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
                   static_cast<int>(n), static_cast<int>(n), 1.0f, a.data(), static_cast<int>(n),
                   b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
       if (it > 0)
-        times.push_back(now() - t0);  // the first run warms the caches and threads
+        times.push_back(seconds_now() - t0);  // the first run warms the caches and threads
     }
     const double t = median(times);
     const double d = static_cast<double>(n);
@@ -56,10 +51,10 @@ MemoryPoint memory_probe(Communicator& comm, double bytes, int iters) {
   std::vector<char> src(n, 1), dst(n, 0);
   std::vector<double> times;
   for (int it = 0; it < iters + 1; ++it) {
-    const double t0 = now();
+    const double t0 = seconds_now();
     std::memcpy(dst.data(), src.data(), n);
     if (it > 0)
-      times.push_back(now() - t0);
+      times.push_back(seconds_now() - t0);
   }
   const double t = median(times);
   return {bytes, t, 2.0 * bytes / t};

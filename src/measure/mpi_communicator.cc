@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "gpuplan/measurement.h"
 #include "gpuplan/suggest.h"
 #include "measure/communicator.h"
 
@@ -121,15 +122,7 @@ Result<Op> parse_op(std::string_view name) {
 }
 
 double bus_factor(Op op, int n) {
-  const double f = static_cast<double>(n - 1) / static_cast<double>(n);
-  switch (op) {
-    case Op::kAllReduce:
-      return 2.0 * f;
-    case Op::kBroadcast:
-      return 1.0;
-    default:
-      return f;
-  }
+  return gpuplan::bus_factor(std::string(op_name(op)), n);
 }
 
 std::unique_ptr<Communicator> make_mpi_communicator() {

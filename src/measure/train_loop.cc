@@ -6,43 +6,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <vector>
 
 #include "measure/harness.h"
+#include "measure/network_math.h"
 
 namespace gpuplan::measure {
 namespace {
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// A counter-based generator: the same (seed, stream, index) always gives the same number, so any
-// rank can produce any row of the global batch.
-float uniform(uint64_t seed, uint64_t stream, uint64_t index) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ULL ^
-               (stream + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL ^
-               index * 0x94D049BB133111EBULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
-  return static_cast<float>(static_cast<double>(z >> 11) * 0x1.0p-53 * 2.0 - 1.0);
-}
-
-constexpr float kGeluC = 0.7978845608f;  // sqrt(2 / pi)
-
-float gelu(float x) {
-  return 0.5f * x * (1.0f + std::tanh(kGeluC * (x + 0.044715f * x * x * x)));
-}
-
-float gelu_grad(float x) {
-  const float u = kGeluC * (x + 0.044715f * x * x * x);
-  const float t = std::tanh(u);
-  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kGeluC * (1.0f + 3 * 0.044715f * x * x);
-}
 
 // C[m x n] = alpha op(A) op(B) + beta C, row-major.
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
@@ -91,7 +63,7 @@ class Mlp {
   void load(uint64_t seed, int step, int64_t first) {
     for (int64_t t = 0; t < tokens_; ++t) {
       for (int64_t c = 0; c < h_; ++c) {
-        const uint64_t idx = static_cast<uint64_t>(((step * 1000003LL) + first + t) * h_ + c);
+        const uint64_t idx = batch_index(step, first + t, h_, c);
         x_[static_cast<size_t>(t * h_ + c)] = uniform(seed, 2, idx);
         target_[static_cast<size_t>(t * h_ + c)] = uniform(seed, 3, idx);
       }
@@ -177,7 +149,7 @@ TrainResult train_loop(Communicator& comm, Watchdog& dog, const TrainOptions& o)
   for (int step = 0; step < o.warmup + o.steps; ++step) {
     comm.barrier();
     dog.begin(fmt::format("training step {}", step));
-    const double t0 = now();
+    const double t0 = seconds_now();
     model.load(o.seed, step, comm.rank() * local_tokens);
     model.forward();
     model.seed_gradient(normaliser);
@@ -196,17 +168,17 @@ TrainResult train_loop(Communicator& comm, Watchdog& dog, const TrainOptions& o)
         bucket_end = l;
       }
     }
-    const double t_backward = now();
+    const double t_backward = seconds_now();
     if (n > 1 && !o.overlap) {
       comm.run(Op::kAllReduce, model.grads().data(), model.grads().data(), model.grads().size());
     }
     for (auto& p : pending) {
       p->wait();
     }
-    const double t_reduced = now();
+    const double t_reduced = seconds_now();
     waited = t_reduced - t_backward;
     model.sgd(o.learning_rate);
-    const double t_end = now();
+    const double t_end = seconds_now();
     dog.end();
     const double step_s = comm.max(t_end - t0);
     const double compute = comm.max(t_backward - t0);
