@@ -1,26 +1,48 @@
 #include "gpuplan/collective.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "gpuplan/result.h"
 
 namespace gpuplan {
 namespace {
 
-// Latency of one pass: a ring through the node's ranks, then a tree over the nodes.
-Seconds pass_latency(const Group& g, const Network& net) {
-  const double in_node = static_cast<double>(std::min(g.ranks, g.ranks_per_node) - 1);
-  const int64_t nodes = g.nodes();
-  const double across = nodes > 1 ? std::ceil(std::log2(static_cast<double>(nodes))) : 0.0;
-  return net.intra_latency * in_node + net.inter_latency * across;
-}
-
 double fraction(int64_t n) {
   return static_cast<double>(n - 1) / static_cast<double>(n);
 }
 
+// NCCL's LL protocol stores 8-byte words of 4 data bytes and a 4-byte flag, so it moves data at
+// half the bus bandwidth of the Simple protocol (NCCL source, src/include/protocol.h, and its
+// tuning model).
+constexpr double kLowLatencyShare = 0.5;
+
+// Time of `passes` passes moving `wire` bytes (S x the nccl-tests factor) under the faster of
+// two protocols, as NCCL's tuner picks one per size. Simple: the full bus bandwidth, and a ring
+// that pays base + link latency at each of the node's n - 1 steps. LL: half the bandwidth, the
+// base once and the link latency at ceil(log2 n) levels. Both cross nodes by a tree.
+Seconds collective_time(Bytes wire, int64_t passes, const Group& g, const Network& net) {
+  const int64_t in_node = std::min(g.ranks, g.ranks_per_node);
+  const double levels = static_cast<double>(latency_levels(g.nodes()));
+  const Seconds across = (net.base_latency + net.inter_latency) * levels;
+  const double n = static_cast<double>(passes);
+  const BytesPerSecond busbw = group_busbw(g, net);
+  const Seconds ring =
+      (net.base_latency + net.intra_latency) * static_cast<double>(in_node - 1) + across;
+  const Seconds low_latency = net.base_latency +
+                              net.intra_latency * static_cast<double>(latency_levels(in_node)) +
+                              net.inter_latency * levels;
+  return std::min(wire / busbw + ring * n, wire / (busbw * kLowLatencyShare) + low_latency * n);
+}
+
 }  // namespace
+
+int64_t latency_levels(int64_t n) {
+  int64_t levels = 0;
+  for (int64_t reach = 1; reach < n; reach *= 2) {
+    ++levels;
+  }
+  return levels;
+}
 
 BytesPerSecond group_busbw(const Group& g, const Network& net) {
   GPUPLAN_CHECK(g.ranks >= 1 && g.ranks_per_node >= 1, "empty group");
@@ -37,14 +59,14 @@ Seconds all_reduce_time(Bytes bytes, const Group& g, const Network& net) {
   if (g.ranks <= 1 || bytes.si() <= 0) {
     return Seconds(0);
   }
-  return bytes * (2.0 * fraction(g.ranks)) / group_busbw(g, net) + pass_latency(g, net) * 2.0;
+  return collective_time(bytes * (2.0 * fraction(g.ranks)), 2, g, net);
 }
 
 Seconds all_gather_time(Bytes bytes, const Group& g, const Network& net) {
   if (g.ranks <= 1 || bytes.si() <= 0) {
     return Seconds(0);
   }
-  return bytes * fraction(g.ranks) / group_busbw(g, net) + pass_latency(g, net);
+  return collective_time(bytes * fraction(g.ranks), 1, g, net);
 }
 
 Seconds reduce_scatter_time(Bytes bytes, const Group& g, const Network& net) {
@@ -63,9 +85,9 @@ Seconds send_recv_time(Bytes bytes, bool crosses_nodes, const Network& net) {
     // One stage boundary uses the NIC of the sending GPU.
     const BytesPerSecond per_gpu = net.nic_bandwidth * (static_cast<double>(net.nics_per_node) /
                                                         static_cast<double>(net.gpus_per_node));
-    return bytes / per_gpu + net.inter_latency;
+    return bytes / per_gpu + net.base_latency + net.inter_latency;
   }
-  return bytes / net.intra_busbw + net.intra_latency;
+  return bytes / net.intra_busbw + net.base_latency + net.intra_latency;
 }
 
 }  // namespace gpuplan

@@ -137,12 +137,13 @@ Network cluster_network(const Cluster& c, const TrainParams& p) {
   n.gpus_per_node = c.gpus_per_node;
   const Fabric& up = *c.scale_up;
   n.intra_busbw = up.measured_busbw.value_or(up.bandwidth * p.nccl_efficiency);
-  n.intra_latency = up.latency + p.collective_latency;
+  n.base_latency = p.collective_latency;
+  n.intra_latency = up.latency;
   if (c.scale_out != nullptr) {
     const Fabric& out = *c.scale_out;
     n.nics_per_node = c.nics_per_node;
     n.nic_bandwidth = out.measured_busbw.value_or(out.bandwidth * p.nccl_efficiency);
-    n.inter_latency = out.latency + p.collective_latency;
+    n.inter_latency = out.latency;
   }
   return n;
 }

@@ -41,16 +41,42 @@ TEST(AllGather, IsHalfAnAllReduce) {
   EXPECT_DOUBLE_EQ(all_gather_time(GB(2), g, n).si(), reduce_scatter_time(GB(2), g, n).si());
 }
 
-TEST(Collectives, AddOneLatencyPerStep) {
-  // Ring inside a node (7 steps), tree over 4 nodes (2 steps); an all-reduce makes two passes.
+TEST(Collectives, LargeMessagesTakeTheRingAndSmallOnesTheLowLatencyProtocol) {
+  // 32 ranks, 8 per node, 4 nodes. At 100 MB, Simple: 2 x 31/32 x 100 MB / 192 GB/s = 1009 us
+  // + 2 passes x (7 ring steps x (5 + 1) + 2 tree levels x (5 + 10)) us = 1153 us; LL would
+  // take 2018 + 2 x (5 + 3 x 1 + 2 x 10) = 2074 us. At 1 MB, LL: 20.2 + 56 = 76.2 us against
+  // Simple's 10.1 + 144 us.
   Network n = dgx(24, 8);
+  n.base_latency = Seconds(5e-6);
   n.intra_latency = Seconds(1e-6);
   n.inter_latency = Seconds(10e-6);
   const Group g{32, 8};
-  const double bandwidth = 2.0 * 31 / 32 * 1e6 / 192e9;
-  EXPECT_NEAR(all_reduce_time(Bytes(1e6), g, n).si(), bandwidth + 2 * (7 * 1e-6 + 2 * 10e-6),
-              1e-12);
+  const double bandwidth = 2.0 * 31 / 32 * 100e6 / 192e9;
+  EXPECT_NEAR(all_reduce_time(Bytes(100e6), g, n).si(),
+              bandwidth + 2 * (7 * (5e-6 + 1e-6) + 2 * (5e-6 + 10e-6)), 1e-12);
+  EXPECT_NEAR(all_reduce_time(Bytes(1e6), g, n).si(),
+              2 * bandwidth / 100 + 2 * (5e-6 + 3 * 1e-6 + 2 * 10e-6), 1e-12);
   EXPECT_EQ(all_reduce_time(GB(1), Group{1, 1}, n).si(), 0.0);  // nothing to reduce
+}
+
+TEST(Collectives, LatencyLevelsAreCeilLog2) {
+  EXPECT_EQ(latency_levels(1), 0);
+  EXPECT_EQ(latency_levels(2), 1);
+  EXPECT_EQ(latency_levels(3), 2);
+  EXPECT_EQ(latency_levels(8), 3);
+  EXPECT_EQ(latency_levels(9), 4);
+}
+
+TEST(Collectives, TinyAllReduceMatchesTheMeasuredFloor) {
+  // The catalog's NVLink 4 (2 us per level) and training.toml's 5 us base, LL protocol:
+  // 2 x (5 + 1 x 2) = 14 us on 2 GPUs and 2 x (5 + 3 x 2) = 22 us on 8, against NCCL's
+  // measured 8 B all-reduce, 14-15 us on 2 GPUs and a ~15-25 us floor on 8 H100s (research
+  // notes sec. 2.2).
+  Network n = dgx(24, 8);
+  n.base_latency = Seconds(5e-6);
+  n.intra_latency = Seconds(2e-6);
+  EXPECT_NEAR(all_reduce_time(Bytes(8), Group{2, 8}, n).si(), 14e-6, 1e-9);
+  EXPECT_NEAR(all_reduce_time(Bytes(8), Group{8, 8}, n).si(), 22e-6, 1e-9);
 }
 
 TEST(Collectives, MoreBandwidthIsNeverSlower) {

@@ -20,10 +20,11 @@ namespace gpuplan {
 struct Network {
   int64_t gpus_per_node = 1;
   BytesPerSecond intra_busbw;  // bus bandwidth of a collective inside one node
-  Seconds intra_latency;       // per ring step inside a node
+  Seconds base_latency;        // software cost of one pass: launch, protocol handshake
+  Seconds intra_latency;       // per link level inside a node
   int64_t nics_per_node = 0;
   BytesPerSecond nic_bandwidth;  // achieved per NIC, per direction
-  Seconds inter_latency;         // per step between nodes
+  Seconds inter_latency;         // per link level between nodes
 };
 
 // A group of `ranks` GPUs of which `ranks_per_node` share each node.
@@ -38,8 +39,13 @@ struct Group {
 // and the group's share of the NICs, ranks_per_node * nics * nic_bandwidth / gpus_per_node.
 BytesPerSecond group_busbw(const Group& g, const Network& net);
 
-// Ring inside a node, tree across nodes: steps * latency.
-// All-reduce of `bytes` per rank: 2(n-1)/n * S / busbw + 2 * steps.
+// Two protocols, the faster one taken, as NCCL's tuner picks one per message size. Simple: the
+// full bus bandwidth, and per pass a ring through the node whose n - 1 steps each pay
+// base_latency + intra, then a tree over the nodes whose levels each pay base_latency + inter.
+// LL, for small messages: half the bus bandwidth, and per pass base_latency once plus
+// ceil(log2 n) levels of link latency, which is what the measured 8 B floors show (~15 us on
+// 2 GPUs, ~25 us on 8; docs/FORMULAS.md#collectives).
+// All-reduce of `bytes` per rank: 2(n-1)/n * S / busbw + 2 passes.
 Seconds all_reduce_time(Bytes bytes, const Group& g, const Network& net);
 // All-gather whose output is `bytes` per rank; reduce-scatter whose input is `bytes` per rank:
 // (n-1)/n * S / busbw + steps.
@@ -47,6 +53,8 @@ Seconds all_gather_time(Bytes bytes, const Group& g, const Network& net);
 Seconds reduce_scatter_time(Bytes bytes, const Group& g, const Network& net);
 // All-to-all of `bytes` per rank: (n-1)/n * S / busbw + steps.
 Seconds all_to_all_time(Bytes bytes, const Group& g, const Network& net);
+// ceil(log2 n) for n >= 1: the link levels a low-latency pass over n peers pays.
+int64_t latency_levels(int64_t n);
 // Point-to-point transfer between neighbouring pipeline stages.
 Seconds send_recv_time(Bytes bytes, bool crosses_nodes, const Network& net);
 

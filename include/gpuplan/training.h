@@ -29,7 +29,7 @@ struct TrainParams {
   double dp_overlap = 0;            // share of the last micro-batch's backward that hides DP comm
   double zero3_overlap = 0;         // share of ZeRO-3 parameter traffic hidden behind compute
   double nccl_efficiency = 0;       // achieved fraction of a link's rate where no busbw is measured
-  Seconds collective_latency;       // software latency of one collective step, added to the link's
+  Seconds collective_latency;       // software latency of one collective pass (collective.h)
   Seconds step_overhead;            // per optimizer step: launch, data loader, bookkeeping
 };
 

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <map>
 
 #include "command.h"
 #include "flags.h"
+#include "gpuplan/collective.h"
 #include "gpuplan/measurement.h"
 #include "report.h"
 
@@ -93,15 +95,19 @@ int run_calibrate(const std::vector<std::string>& args) {
         }
       }
       const AlphaBeta ab = fit_alpha_beta(c);
-      // The fitted latency is the whole collective's; the model charges it per ring step.
-      const double steps =
-          c.op == "all_reduce" ? 2.0 * (c.ranks - 1) : static_cast<double>(c.ranks - 1);
+      // The fitted latency is the whole collective's. The model charges each pass a software
+      // base (collective_latency) plus the fabric's latency per link level (collective.h), so
+      // the fabric's share is what is left after the base, per level.
+      const double passes = c.op == "all_reduce" ? 2.0 : 1.0;
+      const double base = catalog->train_params().collective_latency.si();
+      const double levels = static_cast<double>(std::max<int64_t>(1, latency_levels(c.ranks)));
+      const double link = std::max(0.0, ab.alpha_s / passes - base) / levels;
       body += fmt::format(
           "\n[[fabric]]\nid = \"{}\"\nmeasured_busbw = \"{:.4g} GB/s\"\nlatency = \"{:.4g} us\"\n"
           "measured_note = \"{} on {} ranks ({}), {} sizes from {:.0f} B to {:.0f} B: fitted by "
           "gpuplan calibrate\"\n",
-          fabric, ab.busbw / 1e9, ab.alpha_s / std::max(1.0, steps) * 1e6, c.op, c.ranks, c.backend,
-          c.points.size(), c.points.front().bytes, c.points.back().bytes);
+          fabric, ab.busbw / 1e9, link * 1e6, c.op, c.ranks, c.backend, c.points.size(),
+          c.points.front().bytes, c.points.back().bytes);
       fmt::print("{}: {} on {} ranks -> bus bandwidth {:.2f} GB/s, latency {:.1f} us\n", f, c.op,
                  c.ranks, ab.busbw / 1e9, ab.alpha_s * 1e6);
     } else {

@@ -406,7 +406,8 @@ int report(const std::vector<std::string>& args) {
     n.gpus_per_node = 1 << 20;  // one node: every rank on the same fabric
     n.intra_busbw =
         (*f)->measured_busbw.value_or((*f)->bandwidth * c->train_params().nccl_efficiency);
-    n.intra_latency = (*f)->latency + c->train_params().collective_latency;
+    n.base_latency = c->train_params().collective_latency;
+    n.intra_latency = (*f)->latency;
     net = n;
   }
   const TrainRun& base = runs.front();
