@@ -143,3 +143,26 @@ Result<TrainParams> load_train_params(const std::string& path) {
 }
 
 }  // namespace gpuplan::detail
+
+namespace gpuplan::detail {
+
+Result<InferenceParams> load_inference_params(const std::string& path) {
+  toml::table table;
+  GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
+  TomlReader r(table, path);
+  r.accept("schema");
+  InferenceParams p;
+  GPUPLAN_ASSIGN_OR_RETURN(p.kv_memory_fraction, r.number("kv_memory_fraction", 0.05, 1.0));
+  GPUPLAN_ASSIGN_OR_RETURN(p.max_batch, r.integer("max_batch", 1, int64_t{1} << 20));
+  double v = 0;
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("iteration_overhead", Dimension::kSeconds));
+  p.iteration_overhead = Seconds(v);
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("layer_overhead", Dimension::kSeconds));
+  p.layer_overhead = Seconds(v);
+  GPUPLAN_ASSIGN_OR_RETURN(p.stream_share, r.number("stream_share", 0.1, 1.0));
+  GPUPLAN_RETURN_IF_ERROR(r.text("source"));
+  GPUPLAN_RETURN_IF_ERROR(r.finish());
+  return p;
+}
+
+}  // namespace gpuplan::detail

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpuplan/hardware.h"
+#include "gpuplan/inference.h"
 #include "gpuplan/memory.h"
 #include "gpuplan/result.h"
 #include "gpuplan/training.h"
@@ -18,6 +19,7 @@ Result<Fabric> load_fabric(const std::string& path);
 Result<Offer> load_offer(const std::string& path);
 Result<MemoryParams> load_memory_params(const std::string& path);
 Result<TrainParams> load_train_params(const std::string& path);
+Result<InferenceParams> load_inference_params(const std::string& path);
 
 // Parses "<amount> <CUR>/<per>" ("55.04 USD/h", "0.09 USD/GB"), or "<amount> <CUR>" when
 // `per` is empty ("50000 BRL"). The currency is an ISO 4217 code.

@@ -38,17 +38,6 @@ StateBytes full_training_state(Precision p, Optimizer o) {
   return {fp32 ? 4.0 : 2.0, 4.0, master + moments};
 }
 
-// Bytes per parameter of quantised weights, scales included.
-double weight_bytes(Precision p) {
-  switch (p) {
-    case Precision::kInt4:
-      // 4-bit values with one 16-bit scale per group of 128 (GPTQ/AWQ layout).
-      return 0.5 + 2.0 / 128.0;
-    default:
-      return precision_bytes(p);
-  }
-}
-
 // QLoRA's NF4 with double quantisation: 4 bits + 0.127 bits of constants per parameter
 // (Dettmers et al. 2023, sec. 3).
 constexpr double kNf4Bytes = (4.0 + 0.127) / 8.0;
@@ -152,7 +141,7 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
   b.overhead = params.runtime_reserved;
 
   if (job.task == Task::kInfer) {
-    const double q = weight_bytes(job.precision);
+    const double q = quantized_weight_bytes(job.precision);
     const double wide = std::max(2.0, precision_bytes(job.precision));
     b.weights = Bytes(sp.matmul_on_gpu * q + (sp.on_gpu - sp.matmul_on_gpu + outside) * wide);
     b.kv_cache = Bytes(static_cast<double>(job.batch * job.context) *
@@ -172,7 +161,8 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
   // Training-like tasks.
   double trainable = 0;
   if (job.task == Task::kLora || job.task == Task::kQlora) {
-    const double base_matmul = job.task == Task::kQlora ? kNf4Bytes : weight_bytes(job.precision);
+    const double base_matmul =
+        job.task == Task::kQlora ? kNf4Bytes : quantized_weight_bytes(job.precision);
     const double base_other = std::max(2.0, precision_bytes(job.precision));
     trainable = sp.lora;
     // Adapters are trained in fp32 with Adam: 4 (weights) + 4 (grads) + 8 (moments).
@@ -223,6 +213,16 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
 }
 
 }  // namespace
+
+double quantized_weight_bytes(Precision p) {
+  switch (p) {
+    case Precision::kInt4:
+      // 4-bit values with one 16-bit scale per group of 128 (GPTQ/AWQ layout).
+      return 0.5 + 2.0 / 128.0;
+    default:
+      return precision_bytes(p);
+  }
+}
 
 std::vector<int64_t> stage_layers(int64_t layers, int64_t pp) {
   GPUPLAN_CHECK(pp >= 1 && pp <= layers, "stage count must be within 1..layers");

@@ -68,13 +68,24 @@ TEST_F(ValidationTest, ASingleNodeRowNeedsNoNetworkAndABadLayoutOnlyLosesItsRow)
       << r->entries[1].reason;
 }
 
-TEST_F(ValidationTest, InferenceRowsAreListedPerMetricUntilTheServingModelExists) {
+TEST_F(ValidationTest, InferenceRowsGetOneEntryPerMetric) {
   Result<ValidationReport> r = run_validation(fixture("small-inference.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  EXPECT_EQ(r->rows, 1);
-  EXPECT_EQ(r->predicted, 0);
-  ASSERT_EQ(r->entries.size(), 2U);
-  EXPECT_EQ(r->entries[0].reason, "gpuplan has no inference-time model yet");
+  // LAT: two metrics, DIST and PP one each; only LAT's TTFT is a metric gpuplan predicts for a
+  // row it can simulate.
+  ASSERT_EQ(r->entries.size(), 4U);
+  EXPECT_EQ(r->rows, 4);
+  EXPECT_EQ(r->predicted, 1);
+  const ValidationEntry& ttft = r->entries[1];  // metrics come in key order: goodput, ttft
+  EXPECT_EQ(ttft.metric, "ttft_ms_mean");
+  ASSERT_TRUE(ttft.predicted.has_value()) << ttft.reason;
+  ASSERT_TRUE(ttft.serving.has_value());
+  // A batch of one: the TTFT is the prefill of its 512 tokens, the whole simulation.
+  EXPECT_NEAR(*ttft.predicted, ttft.serving->ttft.mean * 1e3, 1e-9);
+  EXPECT_NEAR(ttft.error_pct, (*ttft.predicted - 50) / 50 * 100, 1e-9);
+  EXPECT_NE(r->entries[0].reason.find("'goodput' is not a serving metric"), std::string::npos);
+  EXPECT_NE(r->entries[2].reason.find("only as a distribution"), std::string::npos);
+  EXPECT_EQ(r->entries[3].reason, "pipeline-parallel serving is not modelled");
 }
 
 TEST_F(ValidationTest, MalformedFilesAreErrors) {

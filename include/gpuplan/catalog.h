@@ -2,7 +2,7 @@
 // strictly from a data directory.
 //
 // Layout of the directory: gpus/*.toml, fabrics/*.toml, offers/*.toml, models/*.json (Hugging
-// Face config.json files), params/memory.toml and params/training.toml. Each TOML file starts with
+// Face config.json files), params/memory.toml, params/training.toml and params/inference.toml. Each TOML file starts with
 // `schema = 1`, gives every value with its unit ("141 GB", "4.8 TB/s") and names its `source`.
 // Loading stops at the first problem with an Error naming file:line:column and the key, with a "did
 // you mean" hint for misspelt keys; an unknown key, a bare number where a unit is due, a negative
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpuplan/hardware.h"
+#include "gpuplan/inference.h"
 #include "gpuplan/memory.h"
 #include "gpuplan/model.h"
 #include "gpuplan/result.h"
@@ -34,6 +35,7 @@ class Catalog {
   const std::vector<Offer>& offers() const { return offers_; }
   const MemoryParams& memory_params() const { return memory_params_; }
   const TrainParams& train_params() const { return train_params_; }
+  const InferenceParams& inference_params() const { return inference_params_; }
   const std::string& data_dir() const { return data_dir_; }
 
   // Lookups by exact id; on a miss the error suggests the closest id.
@@ -56,6 +58,7 @@ class Catalog {
   std::vector<Offer> offers_;
   MemoryParams memory_params_;
   TrainParams train_params_;
+  InferenceParams inference_params_;
 };
 
 }  // namespace gpuplan

@@ -120,6 +120,10 @@ MemoryBreakdown memory_per_gpu(const Model& model, const MemoryJob& job,
 std::vector<MemoryBreakdown> memory_per_stage(const Model& model, const MemoryJob& job,
                                               const MemoryParams& params);
 
+// Bytes per matrix-multiply weight stored in precision `p`, quantisation scales included
+// (int4: 4-bit values and one 16-bit scale per group of 128, the GPTQ/AWQ layout).
+double quantized_weight_bytes(Precision p);
+
 // Bytes of KV cache per token on one GPU of the layout (tp shards heads; pp splits layers).
 double kv_bytes_per_token_per_gpu(const Model& model, const MemoryJob& job, int64_t stage_layers);
 

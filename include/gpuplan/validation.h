@@ -15,6 +15,7 @@
 
 #include "gpuplan/catalog.h"
 #include "gpuplan/result.h"
+#include "gpuplan/serving.h"
 #include "gpuplan/training.h"
 
 namespace gpuplan {
@@ -27,6 +28,7 @@ struct ValidationEntry {
   double error_pct = 0;                   // meaningful only when predicted
   std::string reason;                     // why not predicted
   std::optional<TrainEstimate> training;  // the estimate behind a training prediction
+  std::optional<ServingResult> serving;   // the simulation behind a serving prediction
 };
 
 struct ValidationReport {

@@ -28,6 +28,11 @@ void print_json(const ValidationReport& r) {
             .field("mfu", t.mfu)
             .field("fits_memory", t.fits_memory);
       }
+      if (e.serving) {
+        w.field("mean_batch", e.serving->mean_batch)
+            .field("kv_sequences", e.serving->kv_sequences)
+            .field("simulated_requests", e.serving->requests);
+      }
     } else {
       w.key("predicted").null();
       w.field("reason", e.reason);
@@ -46,7 +51,7 @@ void print_json(const ValidationReport& r) {
   fmt::print("{}", w.str());
 }
 
-void print_text(const ValidationReport& r) {
+void print_training(const ValidationReport& r) {
   Table t({"id", "published", "predicted", "error (%)", "mb", "v", "MFU (%)", "exposed comm (s)",
            "bubble (s)", ""},
           {false, true, true, true, true, true, true, true, true, false});
@@ -73,9 +78,45 @@ void print_text(const ValidationReport& r) {
     }
     t.add(row);
   }
-  fmt::print("{} rows, metric {} (published vs predicted, seconds per optimizer step)\n\n", r.kind,
-             r.kind == "training" ? "step_time_s" : "per row");
-  fmt::print("{}", t.str());
+  fmt::print(
+      "training rows, metric step_time_s (published vs predicted, seconds per optimizer "
+      "step)\n\n{}",
+      t.str());
+}
+
+void print_inference(const ValidationReport& r) {
+  Table t({"id", "metric", "published", "predicted", "error (%)", "mean batch", "KV holds", ""},
+          {false, false, true, true, true, true, true, false});
+  for (const ValidationEntry& e : r.entries) {
+    std::vector<std::string> row = {e.id, e.metric, fmt::format("{:.4g}", e.published)};
+    if (e.predicted) {
+      row.push_back(fmt::format("{:.4g}", *e.predicted));
+      row.push_back(fmt::format("{:+.1f}", e.error_pct));
+    } else {
+      row.insert(row.end(), {"-", "-"});
+    }
+    if (e.serving) {
+      row.push_back(fmt::format("{:.0f}", e.serving->mean_batch));
+      row.push_back(fmt::format("{}", e.serving->kv_sequences));
+    } else {
+      row.insert(row.end(), {"-", "-"});
+    }
+    row.push_back(e.predicted ? "" : "not predicted: " + e.reason);
+    t.add(row);
+  }
+  fmt::print(
+      "inference rows, one line per metric (tokens/s; TTFT, TPOT and ITL in ms); mean batch: "
+      "sequences per iteration in the simulation; KV holds: requests the KV cache of one "
+      "instance holds\n\n{}",
+      t.str());
+}
+
+void print_text(const ValidationReport& r) {
+  if (r.kind == "training") {
+    print_training(r);
+  } else {
+    print_inference(r);
+  }
   fmt::print("\nsummary: {} rows, {} predicted, median |error| {:.1f} %, max |error| {:.1f} %\n",
              r.rows, r.predicted, r.median_abs_error_pct, r.max_abs_error_pct);
 }

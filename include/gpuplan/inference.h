@@ -1,0 +1,130 @@
+// How long one iteration of a serving engine takes on one model instance.
+//
+// An instance is one copy of the model on `tp` GPUs of a node (tensor parallel). A serving
+// engine with continuous batching (vLLM, TensorRT-LLM, SGLang) runs iterations: each processes
+// one new token of every decoding sequence and a chunk of the prompts being prefilled, all in one
+// forward pass. Its time is a roofline per part: the matrix multiplies take the longer of their
+// FLOPs at the GPU's achieved GEMM rate and their weights read at the achieved HBM bandwidth
+// (decode is memory-bound, prefill compute-bound); attention takes the prefill FLOPs at the
+// attention-kernel rate plus the KV cache read by the decoding sequences; elementwise kernels
+// move their activations through HBM; tensor parallelism pays two all-reduces per layer; the
+// host adds a fixed overhead. Every formula is in docs/FORMULAS.md#inference.
+#ifndef GPUPLAN_INFERENCE_H_
+#define GPUPLAN_INFERENCE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "gpuplan/collective.h"
+#include "gpuplan/hardware.h"
+#include "gpuplan/memory.h"
+#include "gpuplan/model.h"
+#include "gpuplan/training.h"
+
+namespace gpuplan {
+
+// Physical parameters of the serving model, shared by every estimate
+// (data/params/inference.toml).
+struct InferenceParams {
+  double kv_memory_fraction = 0;  // share of the memory left after weights and workspace
+                                  // that the engine gives to the KV cache
+  int64_t max_batch = 0;          // most sequences one instance runs at once
+  Seconds iteration_overhead;     // host time per iteration the GPUs wait for
+  Seconds layer_overhead;         // per layer per iteration: launch gaps and kernel ramp
+  double stream_share = 0;        // of the streaming (BabelStream) bandwidth, what the
+                                  // memory-bound decode kernels reach
+};
+
+// One model replica.
+struct Instance {
+  const Gpu* gpu = nullptr;
+  const Fabric* scale_up = nullptr;  // links between the instance's GPUs
+  int64_t tp = 1;
+  Precision precision = Precision::kBf16;     // weights (and GEMM inputs for fp8 / int8)
+  Precision kv_precision = Precision::kBf16;  // KV cache
+};
+
+// What one iteration processes.
+struct BatchShape {
+  int64_t prefill_tokens = 0;  // prompt tokens processed
+  double prefill_keys = 0;     // sum over those tokens of the keys each attends to (causal)
+  int64_t decodes = 0;         // sequences generating one token each
+  double decode_context = 0;   // sum of the decoding sequences' context lengths (tokens)
+  int64_t logits = 0;          // sequences sampling a token at the end of the iteration
+};
+
+// Where an iteration's time goes.
+struct IterationTime {
+  Seconds matmul;       // weight GEMMs and the output head
+  Seconds attention;    // prefill attention FLOPs + decode KV reads
+  Seconds elementwise;  // norms, activations, residuals, rotary
+  Seconds tp_comm;      // tensor-parallel all-reduces
+  Seconds overhead;     // host: scheduling, sampling, launches
+
+  Seconds total() const { return matmul + attention + elementwise + tp_comm + overhead; }
+};
+
+// The instance's per-iteration cost model, with the constants that do not depend on the batch
+// computed once, so that a simulator can evaluate an iteration in constant time.
+class InferenceModel {
+ public:
+  // Checks the instance (tp divides the heads and fits the node, the GPU has a calibration and
+  // the precision's peak) and sizes its memory; `feasible` says whether it can serve at all.
+  InferenceModel(const Model& model, const Instance& instance, const MemoryParams& mp,
+                 const TrainParams& tp, const InferenceParams& ip);
+
+  bool feasible() const { return reason_.empty(); }
+  const std::string& reason() const { return reason_; }  // why not, when infeasible
+
+  IterationTime iteration(const BatchShape& b) const;
+
+  const Instance& instance() const { return instance_; }
+  const InferenceParams& params() const { return params_; }
+  // Most tokens one iteration processes (MemoryParams::inference_chunk_tokens): the prefill
+  // chunk budget.
+  int64_t chunk_tokens() const { return chunk_tokens_; }
+  Bytes weights_per_gpu() const { return weights_; }
+  Bytes kv_budget_per_gpu() const { return kv_budget_; }
+  double kv_bytes_per_token() const { return kv_per_token_; }  // on one GPU, all layers
+  int64_t kv_tokens() const { return kv_tokens_; }             // context the instance holds
+  Bytes usable_per_gpu() const { return usable_; }
+
+  // Time to prefill one prompt alone and sample its first token (the TTFT floor), and one decode
+  // iteration of `batch` sequences at `context` tokens each.
+  Seconds prefill_alone(int64_t prompt) const;
+  Seconds decode_step(int64_t batch, double context) const;
+
+ private:
+  std::string reason_;
+  Instance instance_;
+  InferenceParams params_;
+  int64_t chunk_tokens_ = 0;
+  int64_t layers_ = 0;
+  int64_t hidden_ = 0;
+  Bytes usable_;
+  Bytes weights_;
+  Bytes kv_budget_;
+  double kv_per_token_ = 0;
+  int64_t kv_tokens_ = 0;
+  // Rates.
+  double gemm_rate_ = 0;       // FLOP/s of the weight GEMMs in the instance's precision
+  double sixteen_rate_ = 0;    // FLOP/s of 16-bit GEMMs (output head)
+  double attention_rate_ = 0;  // FLOP/s of attention kernels
+  double hbm_rate_ = 0;        // achieved bytes/s
+  // Per GPU, whole model.
+  double flops_per_token_ = 0;  // weight GEMMs (active parameters), per token
+  double dense_bytes_ = 0;      // weights every iteration reads (all but routed experts)
+  double expert_bytes_ = 0;     // one routed expert's weights in one MoE layer
+  int64_t moe_layers_ = 0;
+  int64_t experts_ = 0;
+  int64_t experts_per_token_ = 0;
+  double head_flops_ = 0;        // output head, per sampled token
+  double head_bytes_ = 0;        // output head weights
+  double attention_flops_ = 0;   // per (query token, key) pair, all layers
+  double activation_bytes_ = 0;  // elementwise HBM traffic per token, all layers
+  Network network_;
+};
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_INFERENCE_H_

@@ -1,0 +1,107 @@
+// Serving capacity: a discrete-event simulation of requests arriving at model instances behind
+// a load balancer, each instance an engine with continuous (or static) batching, and the search
+// for the highest request rate that still meets a latency objective.
+//
+// Each instance runs iterations (inference.h): every running sequence that has its prompt
+// decodes one token, and the token budget left over prefills prompts in chunks, in admission
+// order. A request is admitted first come, first served when the instance runs fewer than
+// `max_batch` sequences and its whole context (prompt + output) fits in the free KV cache, so
+// nothing is ever evicted (TensorRT-LLM's GUARANTEED_NO_EVICT policy). The first output token
+// comes with the iteration that finishes the prompt. Arrivals are Poisson from a seeded
+// generator, or all at once (offline); the same input gives the same result on any machine.
+#ifndef GPUPLAN_SERVING_H_
+#define GPUPLAN_SERVING_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gpuplan/inference.h"
+#include "gpuplan/result.h"
+
+namespace gpuplan {
+
+enum class Batching {
+  kContinuous,  // in-flight batching: sequences join and leave at every iteration
+  kStatic,      // a batch is prefilled together and decoded until its last sequence ends
+};
+
+enum class Balancer {
+  kRoundRobin,   // request i goes to instance i mod R
+  kLeastLoaded,  // to the instance with the fewest requests queued or running
+};
+std::string_view balancer_name(Balancer b);
+Result<Balancer> parse_balancer(std::string_view name);
+
+struct Workload {
+  int64_t requests = 1000;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  double rate_per_s = 0;  // Poisson arrivals over all instances; 0: all queued at t = 0
+  uint64_t seed = 1;
+};
+
+struct ServingSetup {
+  int64_t replicas = 1;
+  Batching batching = Batching::kContinuous;
+  int64_t static_batch = 0;  // kStatic: sequences per batch
+  Balancer balancer = Balancer::kLeastLoaded;
+};
+
+// A distribution over requests, in seconds.
+struct Percentiles {
+  double mean = 0;
+  double p50 = 0;
+  double p90 = 0;
+  double p99 = 0;
+  double max = 0;
+};
+
+struct ServingResult {
+  bool feasible = false;
+  std::string reason;  // why not, when infeasible
+  int64_t requests = 0;
+  Seconds duration;                // first arrival to last completion
+  double output_tokens_per_s = 0;  // over all instances
+  double requests_per_s = 0;       // completed
+  Percentiles ttft;                // arrival to first output token
+  Percentiles tpot;                // per request: (end - first token) / (output - 1)
+  Percentiles e2e;                 // arrival to last token
+  double itl_mean = 0;             // over all gaps between consecutive tokens (seconds)
+  double mean_batch = 0;           // sequences per iteration, weighted by iteration time
+  int64_t max_batch = 0;           // most sequences any iteration ran
+  int64_t kv_sequences = 0;        // requests of this length the KV cache holds at once
+  int64_t iterations = 0;          // over all instances
+};
+
+ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
+                               const ServingSetup& s);
+
+// A latency objective on the 99th percentiles; an absent bound is not checked.
+struct Slo {
+  std::optional<Seconds> ttft_p99;
+  std::optional<Seconds> tpot_p99;
+
+  bool any() const { return ttft_p99 || tpot_p99; }
+};
+
+// Whether `r` meets `slo`; when not, `why` says which bound it misses.
+bool meets_slo(const ServingResult& r, const Slo& slo, std::string* why = nullptr);
+
+struct Capacity {
+  bool feasible = false;
+  std::string reason;         // why no rate meets the objective
+  double max_rate_per_s = 0;  // requests per second over all of the setup's instances
+  ServingResult at_max;       // the simulation at that rate
+  ServingResult offline;      // every request queued at once: the throughput ceiling
+};
+
+// The highest Poisson rate at which the setup meets `slo`, by bisection between a light load
+// and the offline throughput (to 1 %). Without an objective, the offline throughput.
+Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
+                            const Slo& slo);
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_SERVING_H_

@@ -1,0 +1,215 @@
+#include "gpuplan/inference.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuplan/fit.h"
+
+namespace gpuplan {
+namespace {
+
+// Activations between kernels are 16-bit in every engine, fp8 GEMMs included.
+constexpr double kActivationBytes = 2.0;
+
+std::string gib_text(Bytes b) {
+  return fmt::format("{:.1f} GiB", b / GiB(1));
+}
+
+// The tensor-core rate the weight GEMMs run at: fp8 and int8 weights multiply 8-bit inputs
+// (W8A8), int4 weights are dequantised into 16-bit GEMMs (W4A16).
+std::optional<double> gemm_rate(const Gpu& gpu, Precision p) {
+  const Efficiency& e = *gpu.efficiency;
+  const Precision sixteen = gpu.peak_for(Precision::kBf16) ? Precision::kBf16 : Precision::kFp16;
+  switch (p) {
+    case Precision::kFp8:
+    case Precision::kInt8:
+      if (!gpu.peak_for(p) || e.gemm_fp8 <= 0) {
+        return std::nullopt;
+      }
+      return gpu.peak_for(p)->si() * e.gemm_fp8;
+    case Precision::kFp32:
+    case Precision::kTf32:
+      if (!gpu.peak_for(p)) {
+        return std::nullopt;
+      }
+      return gpu.peak_for(p)->si() * e.gemm;
+    default:
+      if (!gpu.peak_for(sixteen)) {
+        return std::nullopt;
+      }
+      return gpu.peak_for(sixteen)->si() * e.gemm;
+  }
+}
+
+}  // namespace
+
+InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryParams& mp,
+                               const TrainParams& tp, const InferenceParams& ip)
+    : instance_(in),
+      params_(ip),
+      chunk_tokens_(mp.inference_chunk_tokens),
+      layers_(m.layers),
+      hidden_(m.hidden) {
+  const Gpu& gpu = *in.gpu;
+  if (!gpu.efficiency) {
+    reason_ = fmt::format("gpu '{}' has no [efficiency] calibration", gpu.id);
+    return;
+  }
+  if (in.tp > gpu.scale_up_domain) {
+    reason_ = fmt::format("tp {} is more GPUs than {} links in one domain ({})", in.tp, gpu.id,
+                          gpu.scale_up_domain);
+    return;
+  }
+  const std::optional<double> rate = gemm_rate(gpu, in.precision);
+  const std::optional<double> sixteen = gemm_rate(gpu, Precision::kBf16);
+  if (!rate || !sixteen) {
+    reason_ = fmt::format("{} has no {} tensor-core rate in the catalog", gpu.id,
+                          precision_name(in.precision));
+    return;
+  }
+  MemoryJob mj;
+  mj.task = Task::kInfer;
+  mj.precision = in.precision;
+  mj.kv_precision = in.kv_precision;
+  mj.layout.tp = in.tp;
+  // The engine's working set: one iteration of the full token budget, logits for every
+  // sequence it may run.
+  mj.batch = ip.max_batch;
+  mj.context = std::max<int64_t>(1, mp.inference_chunk_tokens);
+  if (std::optional<std::string> problem = layout_problem(m, mj)) {
+    reason_ = *problem;
+    return;
+  }
+  const FitReport fit = fit_on_gpu(m, mj, gpu, mp);
+  usable_ = fit.verdict.usable;
+  weights_ = fit.memory.weights;
+  kv_per_token_ = fit.kv->bytes_per_token;
+  if (fit.kv->budget.si() <= 0) {
+    reason_ = fmt::format(
+        "weights ({}) and working memory ({}) leave no room for a KV cache in {} usable per GPU",
+        gib_text(weights_), gib_text(fit.memory.activations + fit.memory.overhead),
+        gib_text(usable_));
+    return;
+  }
+  kv_budget_ = fit.kv->budget * ip.kv_memory_fraction;
+  kv_tokens_ = static_cast<int64_t>(std::floor(kv_budget_.si() / kv_per_token_));
+
+  const Efficiency& e = *gpu.efficiency;
+  gemm_rate_ = *rate;
+  sixteen_rate_ = *sixteen;
+  attention_rate_ = *sixteen * tp.attention_efficiency;
+  hbm_rate_ = gpu.memory_bandwidth.si() * e.hbm * ip.stream_share;
+
+  const double t = static_cast<double>(in.tp);
+  const double h = static_cast<double>(m.hidden);
+  const double q_bytes = quantized_weight_bytes(in.precision);
+  const double q_width = static_cast<double>(m.heads * m.head_dim);
+  const double kv_width = static_cast<double>(m.kv_heads * m.head_dim);
+  const double mlp_matrices = m.gated_mlp ? 3.0 : 2.0;
+  // Attention FLOPs per (query, key) pair per layer: scores 2 x width, weighted values 2 x width.
+  const double score_width =
+      m.is_latent_attention()
+          ? static_cast<double>(m.heads * (m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim))
+          : q_width;
+  const double value_width =
+      m.is_latent_attention() ? static_cast<double>(m.heads * m.mla.v_head_dim) : q_width;
+  experts_ = m.moe.experts;
+  experts_per_token_ = m.moe.experts_per_token;
+  for (int64_t i = 0; i < m.layers; ++i) {
+    const LayerParameters lp = layer_parameters(m, i);
+    const bool moe_layer = m.is_moe() && i >= m.moe.dense_layers;
+    flops_per_token_ += 2.0 * static_cast<double>(lp.active_matmul) / t;
+    double width = static_cast<double>(m.intermediate);
+    if (moe_layer) {
+      ++moe_layers_;
+      expert_bytes_ =
+          mlp_matrices * h * static_cast<double>(m.moe.expert_intermediate) * q_bytes / t;
+      dense_bytes_ += static_cast<double>(lp.matmul - lp.routed_experts) * q_bytes / t;
+      width = static_cast<double>((m.moe.experts_per_token + m.moe.shared_experts) *
+                                  m.moe.expert_intermediate);
+    } else {
+      dense_bytes_ += static_cast<double>(lp.matmul) * q_bytes / t;
+    }
+    attention_flops_ += 2.0 * (score_width + value_width) / t;
+    // Tensors a token writes in a layer on one GPU, each read back once (elementwise_traffic):
+    // two norm outputs and two residual sums (h each), Q/K/V and the attention output, the MLP's
+    // up projection(s) and its activation.
+    // (gated: two up projections and the product; plain: one and its activation).
+    const double elements =
+        4.0 * h + (2.0 * q_width + 2.0 * kv_width) / t + mlp_matrices * width / t;
+    activation_bytes_ += elements * kActivationBytes * tp.elementwise_traffic;
+  }
+  // The output head stays 16-bit in the quantised checkpoints engines serve.
+  head_flops_ = 2.0 * h * static_cast<double>(m.vocab) / t;
+  head_bytes_ = h * static_cast<double>(m.vocab) * 2.0 / t;
+
+  Cluster c;
+  c.gpu = &gpu;
+  c.gpus = in.tp;
+  c.gpus_per_node = in.tp;
+  c.scale_up = in.scale_up;
+  network_ = cluster_network(c, tp);
+}
+
+IterationTime InferenceModel::iteration(const BatchShape& b) const {
+  IterationTime out;
+  const int64_t tokens = b.prefill_tokens + b.decodes;
+  if (tokens == 0) {
+    return out;
+  }
+  const double n = static_cast<double>(tokens);
+  // Routed experts touched by n tokens, each picking k of E: E (1 - (1 - k/E)^n) in expectation.
+  double read = dense_bytes_;
+  if (moe_layers_ > 0) {
+    const double e = static_cast<double>(experts_);
+    const double touched =
+        e * (1.0 - std::pow(1.0 - static_cast<double>(experts_per_token_) / e, n));
+    read += static_cast<double>(moe_layers_) * touched * expert_bytes_;
+  }
+  double matmul = std::max(n * flops_per_token_ / gemm_rate_, read / hbm_rate_);
+  if (b.logits > 0) {
+    matmul += std::max(static_cast<double>(b.logits) * head_flops_ / sixteen_rate_,
+                       head_bytes_ / hbm_rate_);
+  }
+  out.matmul = Seconds(matmul);
+  const double decode_attention = std::max(b.decode_context * kv_per_token_ / hbm_rate_,
+                                           b.decode_context * attention_flops_ / sixteen_rate_);
+  out.attention = Seconds(b.prefill_keys * attention_flops_ / attention_rate_ + decode_attention);
+  out.elementwise = Seconds(n * activation_bytes_ / hbm_rate_);
+  if (instance_.tp > 1) {
+    // Attention output and MLP output: one all-reduce each per layer, 16-bit activations.
+    const Bytes message(n * static_cast<double>(hidden_) * kActivationBytes);
+    out.tp_comm = all_reduce_time(message, Group{instance_.tp, instance_.tp}, network_) *
+                  (2.0 * static_cast<double>(layers_));
+  }
+  out.overhead = params_.iteration_overhead + params_.layer_overhead * static_cast<double>(layers_);
+  return out;
+}
+
+Seconds InferenceModel::prefill_alone(int64_t prompt) const {
+  // Chunks of the token budget, each attending to everything before it.
+  const int64_t chunk = std::max<int64_t>(1, chunk_tokens_);
+  Seconds total;
+  for (int64_t done = 0; done < prompt; done += chunk) {
+    const int64_t c = std::min(chunk, prompt - done);
+    BatchShape b;
+    b.prefill_tokens = c;
+    b.prefill_keys =
+        static_cast<double>(c) * (static_cast<double>(done) + (static_cast<double>(c) + 1.0) / 2.0);
+    b.logits = done + c == prompt ? 1 : 0;
+    total += iteration(b).total();
+  }
+  return total;
+}
+
+Seconds InferenceModel::decode_step(int64_t batch, double context) const {
+  BatchShape b;
+  b.decodes = batch;
+  b.decode_context = static_cast<double>(batch) * context;
+  b.logits = batch;
+  return iteration(b).total();
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,402 @@
+#include "gpuplan/serving.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "gpuplan/suggest.h"
+
+namespace gpuplan {
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+struct Request {
+  double arrival = 0;
+  int64_t prefilled = 0;  // prompt tokens in the KV cache
+  int64_t generated = 0;  // output tokens produced
+  double first_token = 0;
+  double finish = 0;
+};
+
+// One piece of work in an iteration: a decode step or a prompt chunk of one request.
+struct Work {
+  int64_t request = 0;
+  int64_t prefill = 0;  // prompt tokens this iteration; 0 for a decode step
+};
+
+struct Engine {
+  std::deque<int64_t> waiting;
+  std::vector<int64_t> running;  // in admission order
+  int64_t kv_reserved = 0;       // tokens reserved by running requests
+  bool busy = false;
+  bool batch_open = true;  // static batching: may admit (only between batches)
+  double end = 0;          // end of the iteration in flight
+  std::vector<Work> work;  // the iteration in flight
+
+  int64_t load() const { return static_cast<int64_t>(waiting.size() + running.size()); }
+};
+
+// Poisson arrival times from a seeded 64-bit Mersenne Twister (its output is fixed by the C++
+// standard), by inversion: gaps -ln(1 - u) / rate.
+std::vector<double> arrivals(const Workload& w) {
+  std::vector<double> t(static_cast<size_t>(w.requests), 0.0);
+  if (w.rate_per_s <= 0) {
+    return t;
+  }
+  std::mt19937_64 gen(w.seed);
+  double now = 0;
+  for (double& a : t) {
+    const double u = static_cast<double>(gen() >> 11) * 0x1.0p-53;
+    now += -std::log1p(-u) / w.rate_per_s;
+    a = now;
+  }
+  return t;
+}
+
+Percentiles percentiles(std::vector<double> v) {
+  Percentiles p;
+  if (v.empty()) {
+    return p;
+  }
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) {
+    sum += x;
+  }
+  // Nearest rank: the smallest value with at least q of the values at or below it.
+  auto rank = [&](double q) {
+    const size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return v[std::max<size_t>(k, 1) - 1];
+  };
+  p.mean = sum / static_cast<double>(v.size());
+  p.p50 = rank(0.50);
+  p.p90 = rank(0.90);
+  p.p99 = rank(0.99);
+  p.max = v.back();
+  return p;
+}
+
+class Simulation {
+ public:
+  Simulation(const InferenceModel& m, const Workload& w, const ServingSetup& s)
+      : model_(m), w_(w), s_(s), engines_(static_cast<size_t>(s.replicas)) {
+    const std::vector<double> t = arrivals(w);
+    requests_.resize(t.size());
+    for (size_t i = 0; i < t.size(); ++i) {
+      requests_[i].arrival = t[i];
+    }
+  }
+
+  ServingResult run() {
+    ServingResult r;
+    const int64_t context = w_.input_tokens + w_.output_tokens;
+    r.kv_sequences = model_.kv_tokens() / std::max<int64_t>(1, context);
+    if (r.kv_sequences < 1) {
+      r.reason = fmt::format(
+          "one request's context ({} tokens) is more than the KV cache of an instance holds "
+          "({} tokens)",
+          context, model_.kv_tokens());
+      return r;
+    }
+    size_t next = 0;
+    int64_t done = 0;
+    double now = 0;
+    const auto n = static_cast<int64_t>(requests_.size());
+    while (done < n) {
+      const double arrival = next < requests_.size() ? requests_[next].arrival : kNever;
+      // The engine whose iteration ends first (ties: the lowest index, for determinism).
+      size_t first = engines_.size();
+      for (size_t e = 0; e < engines_.size(); ++e) {
+        if (engines_[e].busy &&
+            (first == engines_.size() || engines_[e].end < engines_[first].end)) {
+          first = e;
+        }
+      }
+      const double ends = first < engines_.size() ? engines_[first].end : kNever;
+      if (arrival <= ends && arrival < kNever) {
+        now = arrival;
+        dispatch(static_cast<int64_t>(next++));
+      } else {
+        GPUPLAN_CHECK(ends < kNever, "serving simulation stalled");
+        now = ends;
+        done += complete(engines_[first], now);
+      }
+      // Start idle engines once every arrival at this instant is queued.
+      if (next >= requests_.size() || requests_[next].arrival > now) {
+        for (Engine& e : engines_) {
+          if (!e.busy) {
+            start(e, now);
+          }
+        }
+      }
+    }
+    return summarise(r);
+  }
+
+ private:
+  void dispatch(int64_t id) {
+    size_t target = 0;
+    if (s_.balancer == Balancer::kRoundRobin) {
+      target = static_cast<size_t>(id % s_.replicas);
+    } else {
+      for (size_t e = 1; e < engines_.size(); ++e) {
+        if (engines_[e].load() < engines_[target].load()) {
+          target = e;
+        }
+      }
+    }
+    engines_[target].waiting.push_back(id);
+  }
+
+  // Admits what fits and plans the next iteration; leaves the engine idle when there is
+  // nothing to run.
+  void start(Engine& e, double now) {
+    const int64_t context = w_.input_tokens + w_.output_tokens;
+    const bool static_batch = s_.batching == Batching::kStatic;
+    if (static_batch && e.running.empty()) {
+      e.batch_open = true;
+    }
+    const int64_t limit = static_batch ? s_.static_batch : model_.params().max_batch;
+    while (!e.waiting.empty() && e.batch_open && static_cast<int64_t>(e.running.size()) < limit &&
+           e.kv_reserved + context <= model_.kv_tokens()) {
+      e.running.push_back(e.waiting.front());
+      e.waiting.pop_front();
+      e.kv_reserved += context;
+    }
+    if (static_batch && !e.running.empty()) {
+      e.batch_open = false;
+    }
+    // Static batches prefill the whole batch in one pass; continuous batching keeps to the
+    // token budget, decodes first.
+    int64_t budget = static_batch ? std::numeric_limits<int64_t>::max() : model_.chunk_tokens();
+    e.work.clear();
+    BatchShape b;
+    for (int64_t id : e.running) {
+      const Request& q = requests_[static_cast<size_t>(id)];
+      if (q.prefilled == w_.input_tokens && budget > 0) {
+        e.work.push_back({id, 0});
+        ++b.decodes;
+        b.decode_context += static_cast<double>(w_.input_tokens + q.generated);
+        --budget;
+      }
+    }
+    for (int64_t id : e.running) {
+      const Request& q = requests_[static_cast<size_t>(id)];
+      if (q.prefilled < w_.input_tokens && budget > 0) {
+        const int64_t c = std::min(w_.input_tokens - q.prefilled, budget);
+        e.work.push_back({id, c});
+        b.prefill_tokens += c;
+        const double p = static_cast<double>(q.prefilled);
+        const double cd = static_cast<double>(c);
+        b.prefill_keys += cd * p + cd * (cd + 1.0) / 2.0;
+        budget -= c;
+        if (q.prefilled + c == w_.input_tokens) {
+          ++b.logits;
+        }
+      }
+    }
+    if (e.work.empty()) {
+      e.busy = false;
+      return;
+    }
+    b.logits += b.decodes;
+    const double t = model_.iteration(b).total().si();
+    e.busy = true;
+    e.end = now + t;
+    ++iterations_;
+    batch_time_ += t * static_cast<double>(e.running.size());
+    busy_time_ += t;
+    max_batch_ = std::max(max_batch_, static_cast<int64_t>(e.running.size()));
+  }
+
+  // Applies the iteration that ended at `now`; returns the requests it finished.
+  int64_t complete(Engine& e, double now) {
+    int64_t finished = 0;
+    for (const Work& k : e.work) {
+      Request& q = requests_[static_cast<size_t>(k.request)];
+      if (k.prefill > 0) {
+        q.prefilled += k.prefill;
+        if (q.prefilled < w_.input_tokens) {
+          continue;
+        }
+        q.first_token = now;
+      }
+      ++q.generated;
+      if (q.generated == w_.output_tokens) {
+        q.finish = now;
+        ++finished;
+      }
+    }
+    const int64_t context = w_.input_tokens + w_.output_tokens;
+    std::erase_if(e.running, [&](int64_t id) {
+      const Request& q = requests_[static_cast<size_t>(id)];
+      if (q.generated < w_.output_tokens) {
+        return false;
+      }
+      e.kv_reserved -= context;
+      return true;
+    });
+    e.busy = false;
+    return finished;
+  }
+
+  ServingResult summarise(ServingResult r) const {
+    r.feasible = true;
+    r.requests = static_cast<int64_t>(requests_.size());
+    std::vector<double> ttft;
+    std::vector<double> tpot;
+    std::vector<double> e2e;
+    double first = kNever;
+    double last = 0;
+    double gaps = 0;
+    for (const Request& q : requests_) {
+      first = std::min(first, q.arrival);
+      last = std::max(last, q.finish);
+      ttft.push_back(q.first_token - q.arrival);
+      e2e.push_back(q.finish - q.arrival);
+      if (w_.output_tokens > 1) {
+        tpot.push_back((q.finish - q.first_token) / static_cast<double>(w_.output_tokens - 1));
+        gaps += q.finish - q.first_token;
+      }
+    }
+    r.duration = Seconds(last - first);
+    const double tokens = static_cast<double>(r.requests * w_.output_tokens);
+    r.output_tokens_per_s = r.duration.si() > 0 ? tokens / r.duration.si() : 0;
+    r.requests_per_s = r.duration.si() > 0 ? static_cast<double>(r.requests) / r.duration.si() : 0;
+    r.ttft = percentiles(std::move(ttft));
+    r.tpot = percentiles(std::move(tpot));
+    r.e2e = percentiles(std::move(e2e));
+    if (w_.output_tokens > 1) {
+      r.itl_mean = gaps / static_cast<double>(r.requests * (w_.output_tokens - 1));
+    }
+    r.mean_batch = busy_time_ > 0 ? batch_time_ / busy_time_ : 0;
+    r.max_batch = max_batch_;
+    r.iterations = iterations_;
+    return r;
+  }
+
+  const InferenceModel& model_;
+  const Workload& w_;
+  const ServingSetup& s_;
+  std::vector<Engine> engines_;
+  std::vector<Request> requests_;
+  int64_t iterations_ = 0;
+  int64_t max_batch_ = 0;
+  double batch_time_ = 0;
+  double busy_time_ = 0;
+};
+
+constexpr std::array kBalancers = {
+    std::pair{Balancer::kRoundRobin, std::string_view("round-robin")},
+    std::pair{Balancer::kLeastLoaded, std::string_view("least-loaded")},
+};
+
+}  // namespace
+
+std::string_view balancer_name(Balancer b) {
+  for (const auto& [value, name] : kBalancers) {
+    if (value == b) {
+      return name;
+    }
+  }
+  return "?";
+}
+
+Result<Balancer> parse_balancer(std::string_view name) {
+  std::vector<std::string> names;
+  for (const auto& [value, text] : kBalancers) {
+    if (text == name) {
+      return value;
+    }
+    names.emplace_back(text);
+  }
+  return fail("", fmt::format("unknown balancer '{}'", name), suggestion_hint(name, names));
+}
+
+ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
+                               const ServingSetup& s) {
+  GPUPLAN_CHECK(model.feasible(), "simulating an instance that cannot serve");
+  GPUPLAN_CHECK(w.requests > 0 && w.input_tokens > 0 && w.output_tokens > 0,
+                "a workload needs requests with input and output tokens");
+  GPUPLAN_CHECK(s.replicas > 0, "a setup needs an instance");
+  GPUPLAN_CHECK(s.batching == Batching::kContinuous || s.static_batch > 0,
+                "static batching needs a batch size");
+  return Simulation(model, w, s).run();
+}
+
+bool meets_slo(const ServingResult& r, const Slo& slo, std::string* why) {
+  if (slo.ttft_p99 && r.ttft.p99 > slo.ttft_p99->si()) {
+    if (why != nullptr) {
+      *why = fmt::format("p99 TTFT {:.0f} ms is over {:.0f} ms", r.ttft.p99 * 1e3,
+                         slo.ttft_p99->si() * 1e3);
+    }
+    return false;
+  }
+  if (slo.tpot_p99 && r.tpot.p99 > slo.tpot_p99->si()) {
+    if (why != nullptr) {
+      *why = fmt::format("p99 TPOT {:.1f} ms is over {:.1f} ms", r.tpot.p99 * 1e3,
+                         slo.tpot_p99->si() * 1e3);
+    }
+    return false;
+  }
+  return true;
+}
+
+Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
+                            const Slo& slo) {
+  Capacity c;
+  Workload offline = w;
+  offline.rate_per_s = 0;
+  c.offline = simulate_serving(model, offline, s);
+  if (!c.offline.feasible) {
+    c.reason = c.offline.reason;
+    return c;
+  }
+  const double ceiling = c.offline.requests_per_s;
+  if (!slo.any()) {
+    c.feasible = true;
+    c.max_rate_per_s = ceiling;
+    c.at_max = c.offline;
+    return c;
+  }
+  auto run = [&](double rate) {
+    Workload p = w;
+    p.rate_per_s = rate;
+    return simulate_serving(model, p, s);
+  };
+  // A light load: 2 % of the ceiling. Missing the objective there means no rate meets it.
+  double low = ceiling * 0.02;
+  ServingResult light = run(low);
+  std::string why;
+  if (!meets_slo(light, slo, &why)) {
+    c.reason =
+        fmt::format("even a light load ({:.3g} requests/s) misses the objective: {}", low, why);
+    c.at_max = std::move(light);
+    return c;
+  }
+  c.feasible = true;
+  c.max_rate_per_s = low;
+  c.at_max = std::move(light);
+  double high = ceiling;
+  while (high - low > 0.01 * low) {
+    const double mid = 0.5 * (low + high);
+    ServingResult r = run(mid);
+    if (meets_slo(r, slo)) {
+      low = mid;
+      c.max_rate_per_s = mid;
+      c.at_max = std::move(r);
+    } else {
+      high = mid;
+    }
+  }
+  return c;
+}
+
+}  // namespace gpuplan

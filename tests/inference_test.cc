@@ -1,0 +1,171 @@
+#include "gpuplan/inference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gpuplan/catalog.h"
+
+namespace gpuplan {
+namespace {
+
+class InferenceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
+    ASSERT_TRUE(c.has_value()) << c.error().message();
+    catalog_ = new Catalog(std::move(*c));
+  }
+  static void TearDownTestSuite() { delete catalog_; }
+
+  static InferenceModel make(const char* model, const char* gpu, int64_t tp,
+                             Precision p = Precision::kBf16, Precision kv = Precision::kBf16) {
+    Instance in;
+    in.gpu = *catalog_->gpu(gpu);
+    in.scale_up = *catalog_->fabric(in.gpu->scale_up);
+    in.tp = tp;
+    in.precision = p;
+    in.kv_precision = kv;
+    return InferenceModel(*catalog_->model(model), in, catalog_->memory_params(),
+                          catalog_->train_params(), catalog_->inference_params());
+  }
+  // The bandwidth decode kernels reach: peak x the GPU's streaming efficiency x stream_share.
+  static double decode_bandwidth(const char* gpu) {
+    const Gpu& g = **catalog_->gpu(gpu);
+    return g.memory_bandwidth.si() * g.efficiency->hbm * catalog_->inference_params().stream_share;
+  }
+  // Matrix-multiply weights of all layers of a model.
+  static double layer_matmul(const Model& m) {
+    double n = 0;
+    for (int64_t i = 0; i < m.layers; ++i) {
+      n += static_cast<double>(layer_parameters(m, i).matmul);
+    }
+    return n;
+  }
+  static Catalog* catalog_;
+};
+Catalog* InferenceTest::catalog_ = nullptr;
+
+TEST_F(InferenceTest, DecodingOneTokenStreamsTheWeightsOnce) {
+  // Llama 3.1 8B in bf16 on one H100: a decode step at empty context reads every layer's matrix
+  // weights (2 bytes each) and the 16-bit output head (4096 x 128256 x 2 bytes) once; its
+  // FLOPs (2 per weight) take far less time at the GEMM rate.
+  const Model m = *catalog_->model("llama-3.1-8b");
+  const InferenceModel im = make("llama-3.1-8b", "h100-sxm", 1);
+  ASSERT_TRUE(im.feasible()) << im.reason();
+  BatchShape b;
+  b.decodes = 1;
+  b.logits = 1;
+  const double weights = layer_matmul(m) * 2.0 + 4096.0 * 128256.0 * 2.0;
+  EXPECT_NEAR(im.iteration(b).matmul.si(), weights / decode_bandwidth("h100-sxm"), 1e-12);
+}
+
+TEST_F(InferenceTest, PrefillIsComputeBound) {
+  // 8192 prompt tokens: 2 FLOPs per active weight per token at bf16 peak x gemm efficiency,
+  // which is longer than reading the weights; the one sampled token adds the head's read.
+  const Model m = *catalog_->model("llama-3.1-8b");
+  const Gpu& g = **catalog_->gpu("h100-sxm");
+  const InferenceModel im = make("llama-3.1-8b", "h100-sxm", 1);
+  BatchShape b;
+  b.prefill_tokens = 8192;
+  b.prefill_keys = 8192.0 * 8193.0 / 2.0;
+  b.logits = 1;
+  const double rate = g.peak_for(Precision::kBf16)->si() * g.efficiency->gemm;
+  const double compute = 8192.0 * 2.0 * layer_matmul(m) / rate;
+  const double head = 4096.0 * 128256.0 * 2.0 / decode_bandwidth("h100-sxm");
+  EXPECT_NEAR(im.iteration(b).matmul.si(), compute + head, 1e-12);
+  // Causal attention: 4 x 4096 FLOPs per (query, key) pair per layer, at the attention rate.
+  const double attention =
+      b.prefill_keys * 32 * 4.0 * 4096.0 / (rate * catalog_->train_params().attention_efficiency);
+  EXPECT_NEAR(im.iteration(b).attention.si(), attention, 1e-12);
+}
+
+TEST_F(InferenceTest, TensorParallelismSplitsWeightsAndPaysTwoAllReducesPerLayer) {
+  const InferenceModel one = make("llama-3.1-70b", "h100-sxm", 2);
+  const InferenceModel four = make("llama-3.1-70b", "h100-sxm", 4);
+  ASSERT_TRUE(one.feasible() && four.feasible());
+  // Half the GPUs per instance: each GPU holds about twice the weights (norms are replicated).
+  EXPECT_NEAR(one.weights_per_gpu().si() / four.weights_per_gpu().si(), 2.0, 0.01);
+  BatchShape b;
+  b.decodes = 64;
+  b.decode_context = 64 * 1000.0;
+  b.logits = 64;
+  // 80 layers x 2 all-reduces of 64 tokens x 8192 x 2 bytes over the 4 GPUs of the node.
+  Cluster c;
+  c.gpu = *catalog_->gpu("h100-sxm");
+  c.gpus = 4;
+  c.gpus_per_node = 4;
+  c.scale_up = *catalog_->fabric("nvlink4");
+  const Network net = cluster_network(c, catalog_->train_params());
+  const Seconds one_reduce = all_reduce_time(Bytes(64 * 8192 * 2.0), Group{4, 4}, net);
+  EXPECT_NEAR(four.iteration(b).tp_comm.si(), 160 * one_reduce.si(), 1e-12);
+}
+
+TEST_F(InferenceTest, Fp8HalvesTheKvCachePerToken) {
+  // Llama 3.1 70B: 2 (K and V) x 80 layers x 8 KV heads x 128 dims per token; with tp 2 each
+  // GPU keeps 4 of the heads. 2 bytes in bf16, 1 in fp8.
+  const InferenceModel bf16 = make("llama-3.1-70b", "h200-sxm", 2);
+  const InferenceModel fp8 = make("llama-3.1-70b", "h200-sxm", 2, Precision::kFp8, Precision::kFp8);
+  EXPECT_DOUBLE_EQ(bf16.kv_bytes_per_token(), 2.0 * 80 * 4 * 128 * 2);
+  EXPECT_DOUBLE_EQ(fp8.kv_bytes_per_token(), 2.0 * 80 * 4 * 128 * 1);
+  // The KV cache gets kv_memory_fraction of what is left; tokens = that / bytes per token.
+  EXPECT_EQ(fp8.kv_tokens(), static_cast<int64_t>(std::floor(fp8.kv_budget_per_gpu().si() /
+                                                             fp8.kv_bytes_per_token())));
+  EXPECT_GT(fp8.kv_tokens(), 2 * bf16.kv_tokens());  // smaller weights leave more room, too
+}
+
+TEST_F(InferenceTest, MixtureOfExpertsReadsOnlyTheExpertsItsTokensPick) {
+  // Mixtral 8x7B: one token visits 2 of 8 experts per layer. A decode of one token reads the
+  // dense weights and 2 experts per layer; 256 tokens touch all 8 (8 (1 - (3/4)^256) ~ 8).
+  const Model m = *catalog_->model("mixtral-8x7b");
+  const InferenceModel im = make("mixtral-8x7b", "h200-sxm", 1);
+  ASSERT_TRUE(im.feasible()) << im.reason();
+  const double expert = 3.0 * 4096 * 14336 * 2.0;  // gated MLP of one expert, bf16
+  const double head = 4096.0 * 32000.0 * 2.0;
+  const double dense = layer_matmul(m) * 2.0 - 32 * 8 * expert;
+  BatchShape one;
+  one.decodes = 1;
+  one.logits = 1;
+  EXPECT_NEAR(im.iteration(one).matmul.si(),
+              (dense + 32 * 2 * expert + head) / decode_bandwidth("h200-sxm"), 1e-12);
+  BatchShape many = one;
+  many.decodes = 256;
+  many.logits = 0;
+  EXPECT_NEAR(im.iteration(many).matmul.si(),
+              (dense + 32 * 8 * expert) / decode_bandwidth("h200-sxm"), 1e-9);
+}
+
+TEST_F(InferenceTest, AnInstanceThatCannotServeSaysWhy) {
+  // 70B in bf16 is ~141 GB of weights: more than one H100's 79.6 GiB.
+  const InferenceModel big = make("llama-3.1-70b", "h100-sxm", 1);
+  EXPECT_FALSE(big.feasible());
+  EXPECT_NE(big.reason().find("leave no room for a KV cache"), std::string::npos) << big.reason();
+  // An HGX H100 links 8 GPUs; 16 cannot form one tensor-parallel instance.
+  const InferenceModel wide = make("llama-3.1-70b", "h100-sxm", 16);
+  EXPECT_FALSE(wide.feasible());
+  EXPECT_NE(wide.reason().find("tp 16"), std::string::npos) << wide.reason();
+  // Llama 3.1 8B has 32 heads: tp 3 does not divide them.
+  EXPECT_FALSE(make("llama-3.1-8b", "h100-sxm", 3).feasible());
+}
+
+TEST_F(InferenceTest, LongPromptsArePrefilledInChunksOfTheTokenBudget) {
+  // inference_chunk_tokens = 8192: a 20,000-token prompt takes three iterations, the later
+  // chunks attending to everything before them; the total is their sum.
+  const InferenceModel im = make("llama-3.1-8b", "h100-sxm", 1);
+  ASSERT_EQ(im.chunk_tokens(), 8192);
+  Seconds sum;
+  int64_t done = 0;
+  for (int64_t c : {8192, 8192, 3616}) {
+    BatchShape b;
+    b.prefill_tokens = c;
+    const double cd = static_cast<double>(c);
+    b.prefill_keys = cd * (static_cast<double>(done) + (cd + 1.0) / 2.0);
+    b.logits = done + c == 20000 ? 1 : 0;
+    sum += im.iteration(b).total();
+    done += c;
+  }
+  EXPECT_NEAR(im.prefill_alone(20000).si(), sum.si(), 1e-12);
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,165 @@
+#include "gpuplan/serving.h"
+
+#include <gtest/gtest.h>
+
+#include "gpuplan/catalog.h"
+
+namespace gpuplan {
+namespace {
+
+class ServingTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
+    ASSERT_TRUE(c.has_value()) << c.error().message();
+    catalog_ = new Catalog(std::move(*c));
+    Instance in;
+    in.gpu = *catalog_->gpu("h100-sxm");
+    in.scale_up = *catalog_->fabric("nvlink4");
+    model_ = new InferenceModel(*catalog_->model("llama-3.1-8b"), in, catalog_->memory_params(),
+                                catalog_->train_params(), catalog_->inference_params());
+    ASSERT_TRUE(model_->feasible()) << model_->reason();
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    delete catalog_;
+  }
+  static Workload work(int64_t requests, int64_t in, int64_t out, double rate = 0) {
+    Workload w;
+    w.requests = requests;
+    w.input_tokens = in;
+    w.output_tokens = out;
+    w.rate_per_s = rate;
+    return w;
+  }
+  static Catalog* catalog_;
+  static InferenceModel* model_;
+};
+Catalog* ServingTest::catalog_ = nullptr;
+InferenceModel* ServingTest::model_ = nullptr;
+
+TEST_F(ServingTest, ALoneRequestIsItsPrefillThenOneDecodeStepPerToken) {
+  // One request of 1,000 prompt tokens and 50 output tokens on an idle instance: the prefill
+  // iteration gives the first token; each of the other 49 is one decode step of a batch of one
+  // at a context of 1,000 + g tokens (g generated so far).
+  const ServingResult r = simulate_serving(*model_, work(1, 1000, 50), ServingSetup{});
+  ASSERT_TRUE(r.feasible) << r.reason;
+  const double prefill = model_->prefill_alone(1000).si();
+  double decode = 0;
+  for (int g = 1; g < 50; ++g) {
+    decode += model_->decode_step(1, 1000.0 + g).si();
+  }
+  EXPECT_NEAR(r.ttft.mean, prefill, 1e-12);
+  EXPECT_NEAR(r.e2e.mean, prefill + decode, 1e-9);
+  EXPECT_NEAR(r.tpot.mean, decode / 49, 1e-12);
+  EXPECT_NEAR(r.output_tokens_per_s, 50 / (prefill + decode), 1e-6);
+  EXPECT_EQ(r.iterations, 50);
+}
+
+TEST_F(ServingTest, BelowCapacityThroughputFollowsTheOfferedLoad) {
+  // 2 requests/s of 200 -> 100 tokens, far below what one H100 serves: every request is
+  // served as it comes, so the completed rate is the arrival rate. 2,000 Poisson arrivals span
+  // N / rate = 1,000 s with a relative standard deviation of 1 / sqrt(N) = 2.2 %: within 3
+  // of those (6.7 %) unless requests are lost or held back.
+  const ServingResult r = simulate_serving(*model_, work(2000, 200, 100, 2.0), ServingSetup{});
+  ASSERT_TRUE(r.feasible);
+  EXPECT_NEAR(r.requests_per_s, 2.0, 0.067 * 2.0);
+  // Lightly loaded, TTFT stays near the prefill of one prompt (a few steps of decoding may
+  // share an iteration with it).
+  EXPECT_LT(r.ttft.p50, 3 * model_->prefill_alone(200).si());
+}
+
+TEST_F(ServingTest, AboveCapacityThroughputSaturatesAtTheOfflineRate) {
+  // Offered 5x what the instance can do, completions run at the offline (all queued) rate
+  // while the queue grows; the two runs differ only by the ramp at the start.
+  const Workload offline = work(4000, 200, 100);
+  const ServingResult ceiling = simulate_serving(*model_, offline, ServingSetup{});
+  const ServingResult over =
+      simulate_serving(*model_, work(4000, 200, 100, 5 * ceiling.requests_per_s), ServingSetup{});
+  EXPECT_NEAR(over.requests_per_s, ceiling.requests_per_s, 0.05 * ceiling.requests_per_s);
+  EXPECT_GT(over.ttft.p99, 10 * model_->prefill_alone(200).si());  // queueing, not service
+}
+
+TEST_F(ServingTest, TheKvCacheAndMaxBatchBoundTheBatch) {
+  // 8,000-token contexts: the KV cache holds kv_tokens / 8000 of them at once, fewer than
+  // max_batch; no iteration may run more.
+  const ServingResult r = simulate_serving(*model_, work(300, 7000, 1000), ServingSetup{});
+  ASSERT_TRUE(r.feasible);
+  EXPECT_EQ(r.kv_sequences, model_->kv_tokens() / 8000);
+  EXPECT_LT(r.kv_sequences, catalog_->inference_params().max_batch);
+  EXPECT_EQ(r.max_batch, r.kv_sequences);
+  // A context longer than the whole cache can never be admitted: an answer, not a hang.
+  const ServingResult never =
+      simulate_serving(*model_, work(1, model_->kv_tokens(), 1), ServingSetup{});
+  EXPECT_FALSE(never.feasible);
+  EXPECT_NE(never.reason.find("more than the KV cache"), std::string::npos) << never.reason;
+}
+
+TEST_F(ServingTest, StaticBatchesPrefillTogetherAndDecodeToTheEnd) {
+  // 64 sequences of 128 -> 128 tokens in one static batch: one prefill iteration of 8,192
+  // tokens gives every first token, then 127 decode steps of all 64. Every request sees the
+  // same TTFT; throughput is 64 x 128 tokens over the batch's time.
+  ServingSetup s;
+  s.batching = Batching::kStatic;
+  s.static_batch = 64;
+  const ServingResult r = simulate_serving(*model_, work(64, 128, 128), s);
+  ASSERT_TRUE(r.feasible);
+  EXPECT_EQ(r.iterations, 128);
+  EXPECT_DOUBLE_EQ(r.ttft.p50, r.ttft.max);
+  EXPECT_NEAR(r.output_tokens_per_s, 64.0 * 128 / r.duration.si(), 1e-6);
+}
+
+TEST_F(ServingTest, IdenticalReplicasBehindRoundRobinDoubleTheThroughput) {
+  // Offline, 2 replicas and twice the requests: round-robin gives each the same work as the
+  // single instance, so the fleet finishes in the same time with twice the tokens.
+  const ServingResult one = simulate_serving(*model_, work(500, 300, 200), ServingSetup{});
+  ServingSetup two;
+  two.replicas = 2;
+  two.balancer = Balancer::kRoundRobin;
+  const ServingResult both = simulate_serving(*model_, work(1000, 300, 200), two);
+  EXPECT_NEAR(both.output_tokens_per_s, 2 * one.output_tokens_per_s,
+              1e-9 * one.output_tokens_per_s);
+}
+
+TEST_F(ServingTest, SameSeedSameResultOtherSeedOtherArrivals) {
+  const Workload w = work(500, 300, 100, 10.0);
+  const ServingResult a = simulate_serving(*model_, w, ServingSetup{});
+  const ServingResult b = simulate_serving(*model_, w, ServingSetup{});
+  EXPECT_EQ(a.ttft.mean, b.ttft.mean);
+  EXPECT_EQ(a.e2e.p99, b.e2e.p99);
+  Workload other = w;
+  other.seed = 2;
+  EXPECT_NE(simulate_serving(*model_, other, ServingSetup{}).ttft.mean, a.ttft.mean);
+}
+
+TEST_F(ServingTest, CapacityIsTheHighestRateThatMeetsTheObjective) {
+  Slo slo;
+  slo.tpot_p99 = Seconds(0.025);
+  const Capacity c = capacity_under_slo(*model_, work(600, 500, 200), ServingSetup{}, slo);
+  ASSERT_TRUE(c.feasible) << c.reason;
+  EXPECT_TRUE(meets_slo(c.at_max, slo));
+  EXPECT_LE(c.max_rate_per_s, c.offline.requests_per_s);
+  // 5 % more load (past the bisection's 1 % resolution) misses it.
+  Workload more = work(600, 500, 200, c.max_rate_per_s * 1.05);
+  std::string why;
+  EXPECT_FALSE(meets_slo(simulate_serving(*model_, more, ServingSetup{}), slo, &why));
+  EXPECT_NE(why.find("p99 TPOT"), std::string::npos);
+  // An objective below one sequence's own decode step cannot be met at any rate.
+  Slo impossible;
+  impossible.tpot_p99 = Seconds(model_->decode_step(1, 500).si() / 2);
+  const Capacity none =
+      capacity_under_slo(*model_, work(600, 500, 200), ServingSetup{}, impossible);
+  EXPECT_FALSE(none.feasible);
+  EXPECT_NE(none.reason.find("even a light load"), std::string::npos) << none.reason;
+}
+
+TEST_F(ServingTest, BalancerNamesParseWithASuggestion) {
+  EXPECT_EQ(*parse_balancer("round-robin"), Balancer::kRoundRobin);
+  EXPECT_EQ(balancer_name(Balancer::kLeastLoaded), "least-loaded");
+  Result<Balancer> bad = parse_balancer("least-load");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().hint.find("least-loaded"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuplan
