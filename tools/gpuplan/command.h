@@ -25,6 +25,7 @@ int run_catalog(const std::vector<std::string>& args);
 int run_validate(const std::vector<std::string>& args);
 int run_train(const std::vector<std::string>& args);
 int run_scale(const std::vector<std::string>& args);
+int run_serve(const std::vector<std::string>& args);
 int run_plan(const std::vector<std::string>& args);
 int run_measure(const std::vector<std::string>& args);
 int run_calibrate(const std::vector<std::string>& args);

@@ -68,6 +68,8 @@ constexpr Command kCommands[] = {
     {"train", "step time, throughput, MFU and where the time goes for one training layout",
      run_train},
     {"scale", "scaling efficiency from 1 to N GPUs, side by side per fabric", run_scale},
+    {"serve", "serving capacity: latency, requests/s under an objective, replicas needed",
+     run_serve},
     {"validate", "predicted vs published results, row by row", run_validate},
     {"measure", "run collectives and a data-parallel training loop on real machines (mpirun)",
      run_measure},

@@ -1,0 +1,425 @@
+// gpuplan serve MODEL --gpu ID --input N --output N [--rate R | --static-batch B] [--tp N]
+// [--slo-ttft T --slo-tpot T] [--target-rate R] : serving capacity of one instance and of a
+// fleet, from the iteration-time model and the discrete-event simulation (serving.h).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+
+#include "command.h"
+#include "flags.h"
+#include "gpuplan/json_writer.h"
+#include "gpuplan/serving.h"
+#include "report.h"
+
+namespace gpuplan::cli {
+namespace {
+
+constexpr const char* kName = "serve";
+
+int usage(const std::string& flag, const std::string& what, const std::string& hint) {
+  return report_error(kName, Error{flag, what, hint}, kExitUsage);
+}
+
+// One tensor-parallel size, evaluated.
+struct Option {
+  int64_t tp = 0;
+  std::string reason;  // why it cannot serve
+  std::optional<InferenceModel> model;
+  Capacity capacity;
+  double per_gpu = 0;  // requests/s per GPU at the capacity
+};
+
+// How many replicas serve `rate` within the objective: rate / the capacity of one (which is at
+// most its offline rate, so the fleet keeps up), checked by simulating the fleet behind the
+// balancer and grown while the check fails.
+struct Fleet {
+  int64_t replicas = 0;
+  ServingResult result;
+  bool met = false;
+};
+
+Fleet size_fleet(const InferenceModel& m, Workload w, ServingSetup s, const Slo& slo,
+                 double per_replica, double rate) {
+  Fleet f;
+  f.replicas = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(rate / per_replica)));
+  w.rate_per_s = rate;
+  // Keep the simulated time per instance about the same as the single-instance run.
+  for (int tries = 0; tries < 8; ++tries) {
+    s.replicas = f.replicas;
+    Workload fleet = w;
+    fleet.requests = w.requests * f.replicas;
+    f.result = simulate_serving(m, fleet, s);
+    f.met = meets_slo(f.result, slo);
+    if (f.met) {
+      break;
+    }
+    ++f.replicas;
+  }
+  return f;
+}
+
+std::string ms(double seconds) {
+  return seconds < 1.0 ? fmt::format("{:.1f} ms", seconds * 1e3) : fmt::format("{:.2f} s", seconds);
+}
+
+std::string spread(const Percentiles& p) {
+  return fmt::format("mean {}, p50 {}, p90 {}, p99 {}", ms(p.mean), ms(p.p50), ms(p.p90),
+                     ms(p.p99));
+}
+
+void write_percentiles(JsonWriter& w, const char* key, const Percentiles& p) {
+  w.key(key)
+      .begin_object()
+      .field("mean_s", p.mean)
+      .field("p50_s", p.p50)
+      .field("p90_s", p.p90)
+      .field("p99_s", p.p99)
+      .field("max_s", p.max)
+      .end_object();
+}
+
+void write_result(JsonWriter& w, const char* key, const ServingResult& r) {
+  w.key(key).begin_object();
+  w.field("requests", r.requests)
+      .field("duration_s", r.duration.si())
+      .field("output_tokens_per_s", r.output_tokens_per_s)
+      .field("requests_per_s", r.requests_per_s);
+  write_percentiles(w, "ttft", r.ttft);
+  write_percentiles(w, "tpot", r.tpot);
+  write_percentiles(w, "e2e", r.e2e);
+  w.field("itl_mean_s", r.itl_mean)
+      .field("mean_batch", r.mean_batch)
+      .field("max_batch", r.max_batch)
+      .field("iterations", r.iterations)
+      .end_object();
+}
+
+void print_result(const ServingResult& r, const std::string& indent) {
+  fmt::print(
+      "{}throughput  {} output tokens/s ({:.2f} requests/s over {}, the last completions "
+      "included)\n",
+      indent, grouped(std::llround(r.output_tokens_per_s)), r.requests_per_s,
+      duration_text(r.duration));
+  fmt::print("{}TTFT        {}\n", indent, spread(r.ttft));
+  fmt::print("{}TPOT        {}\n", indent, spread(r.tpot));
+  fmt::print("{}ITL         mean {}\n", indent, ms(r.itl_mean));
+  fmt::print("{}E2E         {}\n", indent, spread(r.e2e));
+  fmt::print("{}batch       mean {:.1f} sequences, max {}; {} iterations\n", indent, r.mean_batch,
+             r.max_batch, grouped(r.iterations));
+}
+
+std::string slo_text(const Slo& slo) {
+  std::string s;
+  if (slo.ttft_p99) {
+    s += fmt::format("p99 TTFT <= {}", ms(slo.ttft_p99->si()));
+  }
+  if (slo.tpot_p99) {
+    s += fmt::format("{}p99 TPOT <= {}", s.empty() ? "" : ", ", ms(slo.tpot_p99->si()));
+  }
+  return s;
+}
+
+}  // namespace
+
+int run_serve(const std::vector<std::string>& args) {
+  CLI::App app(
+      "Serving capacity: per-instance throughput and latency, requests/s under a latency "
+      "objective, and the replicas a target rate needs.",
+      args.front());
+  std::string model_id, gpu_id, precision = "bf16", kv_precision, balancer = "least-loaded";
+  std::string slo_ttft, slo_tpot, data, profile;
+  int64_t tp = 0, input = 0, output = 0, static_batch = 0, requests = 1000, replicas = 1;
+  double rate = 0, target_rate = 0;
+  uint64_t seed = 1;
+  bool json = false;
+  app.add_option("model", model_id, "catalog model id or path to a config.json")->required();
+  app.add_option("--gpu", gpu_id, "catalog GPU id")->required();
+  app.add_option("--input", input, "prompt tokens per request")->required();
+  app.add_option("--output", output, "output tokens per request")->required();
+  app.add_option("--tp", tp, "GPUs per instance (tensor parallel); default: try 1, 2, 4, 8");
+  app.add_option("--precision", precision, "weights: bf16, fp16, fp8, int8, int4 (default bf16)");
+  app.add_option("--kv-precision", kv_precision, "KV cache: bf16 or fp8 (default: as weights)");
+  app.add_option("--rate", rate,
+                 "Poisson arrivals, requests/s over all replicas (default: "
+                 "every request queued at once)");
+  app.add_option("--static-batch", static_batch,
+                 "static batching: sequences per batch (default: continuous batching)");
+  app.add_option("--requests", requests, "requests to simulate (default 1000)");
+  app.add_option("--replicas", replicas, "instances behind the load balancer (default 1)");
+  app.add_option("--balancer", balancer, "least-loaded or round-robin (default least-loaded)");
+  app.add_option("--slo-ttft", slo_ttft, "objective: p99 time to first token, e.g. '2 s'");
+  app.add_option("--slo-tpot", slo_tpot, "objective: p99 time per output token, e.g. '50 ms'");
+  app.add_option("--target-rate", target_rate,
+                 "requests/s to serve: size the fleet (needs --slo-ttft or --slo-tpot)");
+  app.add_option("--seed", seed, "arrival generator seed (default 1)");
+  app.add_option("--profile", profile, "calibration profile from 'gpuplan calibrate'");
+  app.add_option("--data", data, "catalog directory");
+  app.add_flag("--json", json, "print JSON");
+  if (std::optional<int> status = parse_flags(app, args, kName)) {
+    return *status;
+  }
+  if (input < 1 || output < 1) {
+    return usage(input < 1 ? "--input" : "--output", "must be at least 1 token", "");
+  }
+  if (requests < 1 || replicas < 1) {
+    return usage(requests < 1 ? "--requests" : "--replicas", "must be at least 1", "");
+  }
+  if (rate < 0 || target_rate < 0 || static_batch < 0 || tp < 0) {
+    return usage("", "--rate, --target-rate, --static-batch and --tp cannot be negative", "");
+  }
+  if (rate > 0 && static_batch > 0) {
+    return usage("--static-batch", "static batching is measured offline",
+                 "drop --rate, or drop --static-batch for continuous batching");
+  }
+  Slo slo;
+  for (auto [flag, text, target] : {std::tuple{"--slo-ttft", &slo_ttft, &slo.ttft_p99},
+                                    std::tuple{"--slo-tpot", &slo_tpot, &slo.tpot_p99}}) {
+    if (text->empty()) {
+      continue;
+    }
+    Result<double> d = parse_quantity(*text, Dimension::kSeconds);
+    if (!d || *d <= 0) {
+      return usage(flag, d ? "must be positive" : d.error().what, d ? "" : d.error().hint);
+    }
+    *target = Seconds(*d);
+  }
+  if (target_rate > 0 && !slo.any()) {
+    return usage("--target-rate", "sizing a fleet needs a latency objective",
+                 "add --slo-ttft and/or --slo-tpot");
+  }
+  Instance base;
+  Result<Precision> p = parse_precision(precision);
+  if (!p) {
+    return usage("--precision", p.error().what, p.error().hint);
+  }
+  base.precision = *p;
+  if (kv_precision.empty()) {
+    base.kv_precision = *p == Precision::kFp8 || *p == Precision::kFp16 ? *p : Precision::kBf16;
+  } else {
+    Result<Precision> k = parse_precision(kv_precision);
+    if (!k) {
+      return usage("--kv-precision", k.error().what, k.error().hint);
+    }
+    base.kv_precision = *k;
+  }
+  ServingSetup setup;
+  setup.replicas = replicas;
+  Result<Balancer> b = parse_balancer(balancer);
+  if (!b) {
+    return usage("--balancer", b.error().what, b.error().hint);
+  }
+  setup.balancer = *b;
+  if (static_batch > 0) {
+    setup.batching = Batching::kStatic;
+    setup.static_batch = static_batch;
+  }
+
+  Result<Catalog> catalog = load_catalog_with_profile(data, profile, json);
+  if (!catalog) {
+    return report_error(kName, catalog.error());
+  }
+  Result<Model> model = catalog->model(model_id);
+  if (!model) {
+    return report_error(kName, model.error());
+  }
+  Result<const Gpu*> gpu = catalog->gpu(gpu_id);
+  if (!gpu) {
+    return report_error(kName, Error{"--gpu", gpu.error().what, gpu.error().hint});
+  }
+  base.gpu = *gpu;
+  Result<const Fabric*> fabric = catalog->fabric((*gpu)->scale_up);
+  if (!fabric) {
+    return report_error(kName, fabric.error());
+  }
+  base.scale_up = *fabric;
+
+  Workload w;
+  w.requests = requests;
+  w.input_tokens = input;
+  w.output_tokens = output;
+  w.rate_per_s = rate;
+  w.seed = seed;
+
+  // Evaluate each tensor-parallel size: its capacity under the objective (or its offline
+  // throughput), per GPU.
+  std::vector<Option> options;
+  for (int64_t t = tp > 0 ? tp : 1; t <= (tp > 0 ? tp : (*gpu)->scale_up_domain); t *= 2) {
+    Option o;
+    o.tp = t;
+    Instance in = base;
+    in.tp = t;
+    o.model.emplace(*model, in, catalog->memory_params(), catalog->train_params(),
+                    catalog->inference_params());
+    if (!o.model->feasible()) {
+      o.reason = o.model->reason();
+    } else {
+      ServingSetup one = setup;
+      one.replicas = 1;
+      o.capacity = capacity_under_slo(*o.model, w, one, slo);
+      if (!o.capacity.feasible) {
+        o.reason = o.capacity.reason;
+      } else {
+        o.per_gpu = o.capacity.max_rate_per_s / static_cast<double>(t);
+      }
+    }
+    options.push_back(std::move(o));
+    if (tp > 0) {
+      break;
+    }
+  }
+  const Option* best = nullptr;
+  for (const Option& o : options) {
+    if (o.reason.empty() && (best == nullptr || o.per_gpu > best->per_gpu * 1.0000001)) {
+      best = &o;
+    }
+  }
+
+  const std::string what = fmt::format(
+      "{} on {}, {} weights, {} KV cache, {} -> {} tokens per request", model->id, (*gpu)->id,
+      precision_name(base.precision), precision_name(base.kv_precision), input, output);
+  const std::string load_text = static_batch > 0 ? fmt::format("static batches of {}", static_batch)
+                                : rate > 0
+                                    ? fmt::format("Poisson arrivals at {:.4g} requests/s", rate)
+                                    : std::string("every request queued at once (offline)");
+
+  std::optional<ServingResult> run;
+  std::optional<Fleet> fleet;
+  if (best != nullptr) {
+    run = simulate_serving(*best->model, w, setup);
+    if (target_rate > 0) {
+      fleet = size_fleet(*best->model, w, setup, slo, best->capacity.max_rate_per_s, target_rate);
+    }
+  }
+
+  if (json) {
+    JsonWriter j;
+    j.begin_object()
+        .field("model", model->id)
+        .field("gpu", (*gpu)->id)
+        .field("precision", std::string(precision_name(base.precision)))
+        .field("kv_precision", std::string(precision_name(base.kv_precision)))
+        .field("input_tokens", input)
+        .field("output_tokens", output)
+        .field("load", static_batch > 0 ? "static_batch"
+                       : rate > 0       ? "poisson"
+                                        : "offline")
+        .field("rate_per_s", rate)
+        .field("static_batch", static_batch)
+        .field("requests", requests);
+    if (slo.ttft_p99) {
+      j.field("slo_ttft_p99_s", slo.ttft_p99->si());
+    }
+    if (slo.tpot_p99) {
+      j.field("slo_tpot_p99_s", slo.tpot_p99->si());
+    }
+    j.key("options").begin_array();
+    for (const Option& o : options) {
+      j.begin_object().field("tp", o.tp).field("feasible", o.reason.empty());
+      if (!o.reason.empty()) {
+        j.field("reason", o.reason);
+      }
+      if (o.model->feasible()) {
+        j.field("weights_per_gpu_bytes", o.model->weights_per_gpu().si())
+            .field("kv_cache_per_gpu_bytes", o.model->kv_budget_per_gpu().si())
+            .field("kv_tokens", o.model->kv_tokens())
+            .field("ttft_floor_s", o.model->prefill_alone(input).si())
+            .field("tpot_floor_s", o.model->decode_step(1, static_cast<double>(input)).si());
+      }
+      if (o.reason.empty()) {
+        j.field("capacity_requests_per_s", o.capacity.max_rate_per_s)
+            .field("capacity_requests_per_s_per_gpu", o.per_gpu)
+            .field("offline_output_tokens_per_s", o.capacity.offline.output_tokens_per_s);
+      }
+      j.end_object();
+    }
+    j.end_array();
+    if (best != nullptr) {
+      j.field("chosen_tp", best->tp).field("replicas", setup.replicas);
+      write_result(j, "simulation", *run);
+      if (fleet) {
+        j.key("fleet")
+            .begin_object()
+            .field("target_requests_per_s", target_rate)
+            .field("replicas", fleet->replicas)
+            .field("gpus", fleet->replicas * best->tp)
+            .field("meets_objective", fleet->met);
+        write_result(j, "simulation", fleet->result);
+        j.end_object();
+      }
+    } else {
+      j.key("chosen_tp").null();
+    }
+    j.end_object();
+    fmt::print("{}", j.str());
+    return kExitOk;
+  }
+
+  fmt::print("serve {}\n\n", what);
+  fmt::print("instances, one per tensor-parallel size{}\n",
+             slo.any() ? " (capacity: the highest Poisson rate with " + slo_text(slo) + ")"
+                       : " (req/s: every request queued at once)");
+  Table t({"tp", "weights/GPU", "KV cache/GPU", "requests in KV", "TTFT floor", "TPOT floor",
+           "offline tok/s", slo.any() ? "capacity (req/s)" : "req/s", "req/s per GPU", ""},
+          {true, true, true, true, true, true, true, true, true, false});
+  std::vector<std::string> problems;
+  for (const Option& o : options) {
+    if (!o.model->feasible()) {
+      t.add({fmt::format("{}", o.tp), "-", "-", "-", "-", "-", "-", "-", "-", "cannot serve"});
+      problems.push_back(fmt::format("tp {} cannot serve: {}", o.tp, o.reason));
+      continue;
+    }
+    const InferenceModel& m = *o.model;
+    std::vector<std::string> row = {
+        fmt::format("{}", o.tp),         gib(m.weights_per_gpu()),
+        gib(m.kv_budget_per_gpu()),      grouped(m.kv_tokens() / (input + output)),
+        ms(m.prefill_alone(input).si()), ms(m.decode_step(1, static_cast<double>(input)).si())};
+    if (o.reason.empty()) {
+      row.push_back(grouped(std::llround(o.capacity.offline.output_tokens_per_s)));
+      row.push_back(fmt::format("{:.2f}", o.capacity.max_rate_per_s));
+      row.push_back(fmt::format("{:.2f}", o.per_gpu));
+      row.push_back(&o == best && options.size() > 1 ? "<- best per GPU" : "");
+    } else {
+      row.insert(row.end(), {"-", "-", "-", "cannot serve"});
+      problems.push_back(fmt::format("tp {} cannot serve: {}", o.tp, o.reason));
+    }
+    t.add(row);
+  }
+  fmt::print("{}", t.str());
+  for (const std::string& line : problems) {
+    fmt::print("  {}\n", line);
+  }
+  fmt::print(
+      "TTFT floor: one prompt alone. TPOT floor: one sequence decoding. The engine runs at most "
+      "{} sequences and {} tokens per iteration (data/params).\n",
+      catalog->inference_params().max_batch, catalog->memory_params().inference_chunk_tokens);
+  if (best == nullptr) {
+    fmt::print("\nanswer  {} cannot serve this on {}.\n", model->id, (*gpu)->id);
+    return kExitOk;
+  }
+  fmt::print("\nsimulation  tp {}, {} replica(s) ({}), {}, {} requests\n", best->tp, setup.replicas,
+             balancer_name(setup.balancer), load_text, requests);
+  print_result(*run, "  ");
+  if (slo.any()) {
+    std::string why;
+    fmt::print("  objective   {}: {}\n", slo_text(slo),
+               meets_slo(*run, slo, &why) ? "met" : "missed, " + why);
+  }
+  if (fleet) {
+    fmt::print(
+        "\nfleet  {:.4g} requests/s within {} need {} replicas of tp {} = {} x {}{}\n", target_rate,
+        slo_text(slo), fleet->replicas, best->tp, fleet->replicas * best->tp, (*gpu)->id,
+        fleet->met ? "" : " (not met even with these; the objective is too tight for this rate)");
+    print_result(fleet->result, "  ");
+  }
+  fmt::print(
+      "\nanswer  one tp-{} instance serves {:.3g} requests/s{} ({} output tokens/s); {}\n",
+      best->tp, best->capacity.max_rate_per_s, slo.any() ? " within " + slo_text(slo) : " at most",
+      grouped(std::llround(best->capacity.max_rate_per_s * static_cast<double>(output))),
+      fleet
+          ? fmt::format("{:.4g} requests/s take {} GPUs.", target_rate, fleet->replicas * best->tp)
+          : "add --target-rate to size a fleet.");
+  return kExitOk;
+}
+
+}  // namespace gpuplan::cli
