@@ -7,6 +7,7 @@
 
 #include "gpuplan/fit.h"
 #include "gpuplan/format.h"
+#include "gpuplan/inference.h"
 #include "gpuplan/search.h"
 #include "gpuplan/suggest.h"
 
@@ -197,36 +198,33 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   best.offer = &o;
   const Gpu& gpu = **c.gpu(o.gpu);
   const int64_t context = job.input_tokens + job.output_tokens;
-  const double hbm = gpu.memory_bandwidth.si() * (gpu.efficiency ? gpu.efficiency->hbm : 0.85);
   std::string last_reason = "no tensor-parallel size holds the model and one user's context";
   bool found = false;
+  int64_t fewest_nodes = 0;
   for (int64_t tp = 1; tp <= o.gpus_per_node; tp *= 2) {
-    MemoryJob mj;
-    mj.task = Task::kInfer;
-    mj.precision = job.precision;
-    mj.context = context;
-    mj.batch = 1;
-    mj.layout.tp = tp;
-    if (layout_problem(model, mj)) {
+    Instance in;
+    in.gpu = &gpu;
+    in.scale_up = *c.fabric(o.scale_up);
+    in.tp = tp;
+    in.precision = job.precision;
+    in.kv_precision = job.precision == Precision::kFp8 ? Precision::kFp8 : Precision::kBf16;
+    const InferenceModel m(model, in, c.memory_params(), c.train_params(), c.inference_params());
+    if (!m.feasible()) {
+      if (fewest_nodes == 0) {
+        last_reason = fmt::format("at tp {}: {}", tp, m.reason());
+      }
       continue;
     }
-    const FitReport fit = fit_on_gpu(model, mj, gpu, c.memory_params());
-    const int64_t by_memory = fit.kv ? fit.kv->tokens / std::max<int64_t>(1, context) : 0;
+    const int64_t by_memory = std::min(m.kv_tokens() / context, m.params().max_batch);
     if (by_memory < 1) {
       last_reason = fmt::format(
-          "one user's {}-token context does not fit beside the weights "
-          "even at tp {}",
-          context, tp);
+          "one user's {}-token context does not fit beside the weights even at tp {}", context, tp);
       continue;
     }
-    // Decode is memory-bound: each step reads the weights and the batch's KV cache (at the
-    // average context, input + output / 2).
-    const double avg_context =
-        static_cast<double>(job.input_tokens) + static_cast<double>(job.output_tokens) / 2.0;
-    const double weights = fit.memory.weights.si();
-    const double kv_per_seq = avg_context * fit.kv->bytes_per_token;
+    // Every user keeps one request in flight: the steady state of continuous batching, prompts
+    // prefilled between decode steps (inference.h, steady_step).
     auto tpot = [&](int64_t batch) {
-      return Seconds((weights + static_cast<double>(batch) * kv_per_seq) / hbm);
+      return m.steady_step(batch, job.input_tokens, job.output_tokens);
     };
     int64_t batch = std::min(by_memory, job.users);
     if (job.latency_target) {
@@ -243,8 +241,12 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
     const int64_t per_node = std::max<int64_t>(1, o.gpus_per_node / tp);
     const int64_t nodes = (replicas + per_node - 1) / per_node;
     if (nodes > std::min(o.max_nodes, job.max_nodes)) {
-      last_reason = fmt::format("needs {} nodes of {} at tp {}, the offer has {}", nodes,
-                                o.gpus_per_node, tp, std::min(o.max_nodes, job.max_nodes));
+      // Of the sizes that run but need too many nodes, name the one that needs fewest.
+      if (fewest_nodes == 0 || nodes < fewest_nodes) {
+        fewest_nodes = nodes;
+        last_reason = fmt::format("needs {} nodes of {} (at tp {}), the offer has {}", nodes,
+                                  o.gpus_per_node, tp, std::min(o.max_nodes, job.max_nodes));
+      }
       continue;
     }
     const int64_t per_replica = (job.users + replicas - 1) / replicas;

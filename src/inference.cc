@@ -57,7 +57,9 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
     reason_ = fmt::format("gpu '{}' has no [efficiency] calibration", gpu.id);
     return;
   }
-  if (in.tp > gpu.scale_up_domain) {
+  // An NVLink-class domain bounds tensor parallelism; PCIe cards can be grouped as far as the
+  // server goes, which the caller knows.
+  if (gpu.scale_up_domain > 1 && in.tp > gpu.scale_up_domain) {
     reason_ = fmt::format("tp {} is more GPUs than {} links in one domain ({})", in.tp, gpu.id,
                           gpu.scale_up_domain);
     return;
@@ -208,6 +210,18 @@ Seconds InferenceModel::decode_step(int64_t batch, double context) const {
   BatchShape b;
   b.decodes = batch;
   b.decode_context = static_cast<double>(batch) * context;
+  b.logits = batch;
+  return iteration(b).total();
+}
+
+Seconds InferenceModel::steady_step(int64_t batch, int64_t input, int64_t output) const {
+  const double n = static_cast<double>(batch);
+  const double in = static_cast<double>(input);
+  BatchShape b;
+  b.decodes = batch;
+  b.decode_context = n * (in + static_cast<double>(output) / 2.0);
+  b.prefill_tokens = static_cast<int64_t>(std::llround(n * in / static_cast<double>(output)));
+  b.prefill_keys = static_cast<double>(b.prefill_tokens) * (in + 1.0) / 2.0;
   b.logits = batch;
   return iteration(b).total();
 }

@@ -127,7 +127,7 @@ TEST_F(AdvisorTest, ATighterDeadlineNeedsMoreNodes) {
   EXPECT_LE(tight.ranked[0].time.si(), 15 * 86400.0);
 }
 
-TEST_F(AdvisorTest, ServingSizesReplicasFromMemoryAndBandwidth) {
+TEST_F(AdvisorTest, ServingCountsThePromptsAsWellAsTheOutput) {
   PlanJob j;
   j.kind = JobKind::kServe;
   j.model = "llama-3.1-70b";
@@ -144,6 +144,11 @@ TEST_F(AdvisorTest, ServingSizesReplicasFromMemoryAndBandwidth) {
   // Output tokens per second = users in flight / time per token.
   EXPECT_NEAR(c.tokens_per_s, static_cast<double>(c.replicas * c.batch_per_replica) / c.tpot.si(),
               1e-6);
+  // Every output token brings 1000 / 300 prompt tokens, and each token costs 2 FLOPs per
+  // parameter (70.6 B): the fleet must do (1 + 1000/300) x 2 x 70.6e9 FLOPs per output token,
+  // which cannot exceed its GPUs' dense bf16 peak (989.5 TFLOP/s each on the H200).
+  const double flops = c.tokens_per_s * (1.0 + 1000.0 / 300.0) * 2.0 * 70.6e9;
+  EXPECT_LT(flops, static_cast<double>(c.gpus) * 989.5e12);
 }
 
 TEST_F(AdvisorTest, BadJobsAreErrors) {

@@ -146,15 +146,16 @@ void print_text(const PlanJob& job, const Plan& plan) {
     fmt::print("\nA LoRA fine-tune (--task lora) would run on: {}\n",
                fmt::join(plan.lora_alternative, ", "));
   }
-  if (!plan.notes.empty()) {
+  if (!plan.notes.empty() || serving) {
     fmt::print("\nnotes:\n");
     for (const std::string& n : plan.notes)
       fmt::print("  - {}\n", n);
   }
   if (serving) {
     fmt::print(
-        "  - serving is sized from memory and the decode bandwidth bound (weights and KV "
-        "cache read every token); prefill and queueing are not modelled yet\n");
+        "  - serving: each replica holds as many users as its KV cache, batch limit and the "
+        "latency target allow, timed by the serving model with every prompt prefilled between "
+        "decode steps; 'gpuplan serve' simulates arrivals and queueing\n");
   }
 }
 

@@ -129,7 +129,8 @@ int run_serve(const std::vector<std::string>& args) {
       args.front());
   std::string model_id, gpu_id, precision = "bf16", kv_precision, balancer = "least-loaded";
   std::string slo_ttft, slo_tpot, data, profile;
-  int64_t tp = 0, input = 0, output = 0, static_batch = 0, requests = 1000, replicas = 1;
+  int64_t tp = 0, max_tp = 8, input = 0, output = 0, static_batch = 0, requests = 1000,
+          replicas = 1;
   double rate = 0, target_rate = 0;
   uint64_t seed = 1;
   bool json = false;
@@ -138,6 +139,8 @@ int run_serve(const std::vector<std::string>& args) {
   app.add_option("--input", input, "prompt tokens per request")->required();
   app.add_option("--output", output, "output tokens per request")->required();
   app.add_option("--tp", tp, "GPUs per instance (tensor parallel); default: try 1, 2, 4, 8");
+  app.add_option("--max-tp", max_tp,
+                 "without --tp, the most PCIe cards one instance may span (default 8)");
   app.add_option("--precision", precision, "weights: bf16, fp16, fp8, int8, int4 (default bf16)");
   app.add_option("--kv-precision", kv_precision, "KV cache: bf16 or fp8 (default: as weights)");
   app.add_option("--rate", rate,
@@ -165,8 +168,9 @@ int run_serve(const std::vector<std::string>& args) {
   if (requests < 1 || replicas < 1) {
     return usage(requests < 1 ? "--requests" : "--replicas", "must be at least 1", "");
   }
-  if (rate < 0 || target_rate < 0 || static_batch < 0 || tp < 0) {
-    return usage("", "--rate, --target-rate, --static-batch and --tp cannot be negative", "");
+  if (rate < 0 || target_rate < 0 || static_batch < 0 || tp < 0 || max_tp < 1) {
+    return usage("", "--rate, --target-rate, --static-batch and --tp cannot be negative",
+                 "and --max-tp must be at least 1");
   }
   if (rate > 0 && static_batch > 0) {
     return usage("--static-batch", "static batching is measured offline",
@@ -244,7 +248,10 @@ int run_serve(const std::vector<std::string>& args) {
   // Evaluate each tensor-parallel size: its capacity under the objective (or its offline
   // throughput), per GPU.
   std::vector<Option> options;
-  for (int64_t t = tp > 0 ? tp : 1; t <= (tp > 0 ? tp : (*gpu)->scale_up_domain); t *= 2) {
+  // Without --tp: powers of two up to the GPU's NVLink domain, or up to --max-tp cards over
+  // PCIe.
+  const int64_t widest = (*gpu)->scale_up_domain > 1 ? (*gpu)->scale_up_domain : max_tp;
+  for (int64_t t = tp > 0 ? tp : 1; t <= (tp > 0 ? tp : widest); t *= 2) {
     Option o;
     o.tp = t;
     Instance in = base;
