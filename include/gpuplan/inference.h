@@ -8,7 +8,7 @@
 // (decode is memory-bound, prefill compute-bound); attention takes the prefill FLOPs at the
 // attention-kernel rate plus the KV cache read by the decoding sequences; elementwise kernels
 // move their activations through HBM; tensor parallelism pays two all-reduces per layer; the
-// host adds a fixed overhead. Every formula is in docs/FORMULAS.md#inference.
+// host adds a fixed overhead. Every formula is in docs/FORMULAS.md#serving.
 #ifndef GPUPLAN_INFERENCE_H_
 #define GPUPLAN_INFERENCE_H_
 
@@ -23,7 +23,7 @@
 
 namespace gpuplan {
 
-// Physical parameters of the serving model, shared by every estimate
+// Physical parameters of the serving model (docs/FORMULAS.md#serving), shared by every estimate
 // (data/params/inference.toml).
 struct InferenceParams {
   double kv_memory_fraction = 0;  // share of the memory left after weights and workspace

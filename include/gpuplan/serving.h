@@ -8,7 +8,8 @@
 // `max_batch` sequences and its whole context (prompt + output) fits in the free KV cache, so
 // nothing is ever evicted (TensorRT-LLM's GUARANTEED_NO_EVICT policy). The first output token
 // comes with the iteration that finishes the prompt. Arrivals are Poisson from a seeded
-// generator, or all at once (offline); the same input gives the same result on any machine.
+// generator, or all at once (offline); the same input gives the same result every run.
+// Every rule is in docs/FORMULAS.md#serving.
 #ifndef GPUPLAN_SERVING_H_
 #define GPUPLAN_SERVING_H_
 
