@@ -119,9 +119,8 @@ Result<Catalog> Catalog::load(const std::string& data_dir) {
                            detail::load_memory_params((root / "params" / "memory.toml").string()));
   GPUPLAN_ASSIGN_OR_RETURN(c.train_params_,
                            detail::load_train_params((root / "params" / "training.toml").string()));
-  GPUPLAN_ASSIGN_OR_RETURN(
-      c.inference_params_,
-      detail::load_inference_params((root / "params" / "inference.toml").string()));
+  GPUPLAN_ASSIGN_OR_RETURN(c.inference_params_, detail::load_inference_params(
+                                                    (root / "params" / "inference.toml").string()));
   GPUPLAN_RETURN_IF_ERROR(check_references(c));
   return c;
 }

@@ -4,9 +4,9 @@
 // nodes up to a limit, it finds the best layout (search.h) and the time to finish, the cost
 // (GPU-hours x price + egress) and the energy; serving is sized per tensor-parallel size from
 // the KV cache and the serving model's steady state of continuous batching (inference.h,
-// steady_step), prompts included. Each offer gets one recommendation — the fewest nodes that meet the
-// deadline — or a "why not". The ranking puts offers that meet the deadline first, then by
-// cost where every offer has a price (in one currency), else by time.
+// steady_step), prompts included. Each offer gets one recommendation — the fewest nodes that meet
+// the deadline — or a "why not". The ranking puts offers that meet the deadline first, then by cost
+// where every offer has a price (in one currency), else by time.
 #ifndef GPUPLAN_ADVISOR_H_
 #define GPUPLAN_ADVISOR_H_
 

@@ -2,12 +2,12 @@
 // strictly from a data directory.
 //
 // Layout of the directory: gpus/*.toml, fabrics/*.toml, offers/*.toml, models/*.json (Hugging
-// Face config.json files), params/memory.toml, params/training.toml and params/inference.toml. Each TOML file starts with
-// `schema = 1`, gives every value with its unit ("141 GB", "4.8 TB/s") and names its `source`.
-// Loading stops at the first problem with an Error naming file:line:column and the key, with a "did
-// you mean" hint for misspelt keys; an unknown key, a bare number where a unit is due, a negative
-// size, a missing field or a reference to an id that does not exist are all errors. After loading,
-// the Catalog is immutable; lookups by id suggest the closest id on a miss.
+// Face config.json files), params/memory.toml, params/training.toml and params/inference.toml. Each
+// TOML file starts with `schema = 1`, gives every value with its unit ("141 GB", "4.8 TB/s") and
+// names its `source`. Loading stops at the first problem with an Error naming file:line:column and
+// the key, with a "did you mean" hint for misspelt keys; an unknown key, a bare number where a unit
+// is due, a negative size, a missing field or a reference to an id that does not exist are all
+// errors. After loading, the Catalog is immutable; lookups by id suggest the closest id on a miss.
 #ifndef GPUPLAN_CATALOG_H_
 #define GPUPLAN_CATALOG_H_
 
