@@ -194,16 +194,22 @@ Result<std::vector<std::string>> Catalog::apply_profile(const std::string& path)
       Efficiency e = it->efficiency.value_or(Efficiency{});
       std::optional<double> gemm;
       GPUPLAN_ASSIGN_OR_RETURN(gemm, g.optional_number("gemm", 0.01, 1.0));
+      std::optional<double> gemm_half;
+      GPUPLAN_ASSIGN_OR_RETURN(gemm_half, g.optional_quantity("gemm_half", Dimension::kFlops));
       std::optional<double> hbm;
       GPUPLAN_ASSIGN_OR_RETURN(hbm, g.optional_number("hbm", 0.01, 1.0));
       if (gemm)
         e.gemm = *gemm;
+      if (gemm_half)
+        e.gemm_half = Flops(*gemm_half);
       if (hbm)
         e.hbm = *hbm;
       GPUPLAN_RETURN_IF_ERROR(g.finish());
       it->efficiency = e;
       changed.push_back(
-          fmt::format("gpu {}: GEMM efficiency {:.3f}, HBM efficiency {:.3f}", id, e.gemm, e.hbm));
+          fmt::format("gpu {}: GEMM efficiency {:.3f} (half at {:.3g} GFLOP), HBM "
+                      "efficiency {:.3f}",
+                      id, e.gemm, e.gemm_half.si() / 1e9, e.hbm));
     }
   } else {
     r.accept("gpu");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -56,10 +57,11 @@ Result<Measurement> read_measurement(const std::string& path) {
       m.kind = MeasurementKind::kGemm;
       m.gemm.backend = doc.at("backend").get<std::string>();
       for (const Json& p : doc.at("points")) {
-        const double f = p.at("flops_per_s").get<double>();
-        if (f > m.gemm.best_flops_per_s) {
-          m.gemm.best_flops_per_s = f;
-          m.gemm.best_n = p.at("n").get<int64_t>();
+        const GemmPoint g{p.at("n").get<int64_t>(), p.at("flops_per_s").get<double>()};
+        m.gemm.points.push_back(g);
+        if (g.flops_per_s > m.gemm.best_flops_per_s) {
+          m.gemm.best_flops_per_s = g.flops_per_s;
+          m.gemm.best_n = g.n;
         }
       }
     } else if (kind == "memory") {
@@ -122,6 +124,33 @@ AlphaBeta fit_alpha_beta(const CollectiveRun& run) {
     ab.busbw = run.points.back().busbw;
   }
   return ab;
+}
+
+std::optional<GemmRolloff> fit_gemm_rolloff(const GemmRun& run) {
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const GemmPoint& p : run.points) {
+    if (p.n <= 0 || p.flops_per_s <= 0) {
+      continue;
+    }
+    const double f = 2.0 * std::pow(static_cast<double>(p.n), 3.0);
+    const double x = 1.0 / f;
+    const double y = 1.0 / p.flops_per_s;
+    n += 1;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const double det = n * sxx - sx * sx;
+  if (n < 2 || det <= 0) {
+    return std::nullopt;
+  }
+  const double slope = (n * sxy - sx * sy) / det;  // f_half / R
+  const double intercept = (sy - slope * sx) / n;  // 1 / R
+  if (intercept <= 0 || slope <= 0) {
+    return std::nullopt;
+  }
+  return GemmRolloff{1.0 / intercept, slope / intercept};
 }
 
 }  // namespace gpuplan

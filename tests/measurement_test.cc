@@ -22,6 +22,25 @@ TEST(FitAlphaBeta, RecoversAKnownLatencyAndBandwidth) {
   EXPECT_NEAR(ab.busbw, 100e9, 1e3);
 }
 
+TEST(FitGemmRolloff, RecoversTheModelsRolloffFromASizeSweep) {
+  // Rates made by the model's own curve, R f / (f + f_half) with R = 800 TFLOP/s and f_half =
+  // 30 GFLOP, at n = 1024 ... 8192 (f = 2 n^3): the fit gives R and f_half back.
+  GemmRun run;
+  for (int64_t n : {1024, 2048, 4096, 8192}) {
+    const double f = 2.0 * static_cast<double>(n * n * n);
+    run.points.push_back({n, 800e12 * f / (f + 30e9)});
+  }
+  const std::optional<GemmRolloff> fit = fit_gemm_rolloff(run);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_NEAR(fit->rate, 800e12, 800e12 * 1e-9);
+  EXPECT_NEAR(fit->half_flops, 30e9, 30e9 * 1e-6);
+  // One size fixes no curve; rates that fall with size fit no roll-off.
+  run.points.resize(1);
+  EXPECT_FALSE(fit_gemm_rolloff(run).has_value());
+  run.points = {{1024, 500e12}, {8192, 400e12}};
+  EXPECT_FALSE(fit_gemm_rolloff(run).has_value());
+}
+
 TEST(ReadMeasurement, ReadsBothKinds) {
   Result<Measurement> c = read_measurement(fixture("collectives-np2.json"));
   ASSERT_TRUE(c.has_value()) << c.error().message();

@@ -3,6 +3,7 @@
 #ifndef GPUPLAN_MEASUREMENT_H_
 #define GPUPLAN_MEASUREMENT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,12 +43,27 @@ struct TrainRun {
   double update_median_s = 0;
 };
 
-// Square GEMMs (measure gemm): the best achieved rate is what calibrate keeps.
+// Square GEMMs (measure gemm): every size's achieved rate, and the best.
+struct GemmPoint {
+  int64_t n = 0;  // an n x n x n GEMM: 2 n^3 FLOPs
+  double flops_per_s = 0;
+};
 struct GemmRun {
   std::string backend;
+  std::vector<GemmPoint> points;
   double best_flops_per_s = 0;
   int64_t best_n = 0;
 };
+
+// The compute model's small-GEMM roll-off, rate(f) = R x f / (f + f_half) for a GEMM of f
+// FLOPs (docs/FORMULAS.md#compute), fitted to a size sweep by least squares on
+// 1 / rate = 1 / R + (f_half / R) x 1 / f. nullopt with fewer than two sizes, or when the fit
+// is not physical (R or f_half not positive: rates that fall with size).
+struct GemmRolloff {
+  double rate = 0;        // FLOP/s a large GEMM reaches
+  double half_flops = 0;  // GEMM size reaching half of it
+};
+std::optional<GemmRolloff> fit_gemm_rolloff(const GemmRun& run);
 
 // A copy probe (measure memory).
 struct MemoryRun {

@@ -36,8 +36,13 @@ int run_calibrate(const std::vector<std::string>& args) {
     return report_error(kName, catalog.error());
   std::string body;
   std::vector<std::string> used;
-  // GPU id -> (GEMM efficiency, HBM efficiency); 0 where not measured.
-  std::map<std::string, std::pair<double, double>> gpu_entries;
+  // What was measured of each GPU; 0 where not measured.
+  struct GpuEntry {
+    double gemm = 0;       // large-GEMM efficiency
+    double gemm_half = 0;  // roll-off, FLOPs
+    double hbm = 0;
+  };
+  std::map<std::string, GpuEntry> gpu_entries;
   for (const std::string& f : files) {
     Result<Measurement> m = read_measurement(f);
     if (!m)
@@ -65,13 +70,23 @@ int run_calibrate(const std::vector<std::string>& args) {
         if (!peak) {
           return report_error(kName, Error{"--gpu", fmt::format("{} has no bf16 peak", gpu), ""});
         }
-        const double e = std::min(1.0, m->gemm.best_flops_per_s / peak->si());
-        gpu_entries[gpu].first = e;
+        double e = std::min(1.0, m->gemm.best_flops_per_s / peak->si());
         fmt::print("{}: best GEMM {:.1f} TFLOP/s at n = {} = {:.1f} % of the bf16 peak\n", f,
                    m->gemm.best_flops_per_s / 1e12, m->gemm.best_n, 100 * e);
+        // With several sizes, the model's own roll-off: the large-GEMM rate and the size that
+        // reaches half of it.
+        if (const std::optional<GemmRolloff> fit = fit_gemm_rolloff(m->gemm)) {
+          e = std::min(1.0, fit->rate / peak->si());
+          gpu_entries[gpu].gemm_half = fit->half_flops;
+          fmt::print(
+              "{}: roll-off fitted over {} sizes: {:.1f} TFLOP/s for large GEMMs = {:.1f} % of "
+              "the peak, half of it at {:.3g} GFLOP\n",
+              f, m->gemm.points.size(), fit->rate / 1e12, 100 * e, fit->half_flops / 1e9);
+        }
+        gpu_entries[gpu].gemm = e;
       } else {
         const double e = std::min(1.0, m->memory.bytes_per_s / (*g)->memory_bandwidth.si());
-        gpu_entries[gpu].second = e;
+        gpu_entries[gpu].hbm = e;
         fmt::print("{}: copy at {:.0f} GB/s = {:.1f} % of the {:.0f} GB/s peak\n", f,
                    m->memory.bytes_per_s / 1e9, 100 * e, (*g)->memory_bandwidth.si() / 1e9);
       }
@@ -136,8 +151,8 @@ int run_calibrate(const std::vector<std::string>& args) {
       if (!peak)
         return report_error(kName, Error{"--precision", "the GPU has no such peak", ""},
                             kExitUsage);
-      if (gpu_entries[gpu].first == 0) {
-        gpu_entries[gpu].first = std::min(1.0, achieved / peak->si());
+      if (gpu_entries[gpu].gemm == 0) {
+        gpu_entries[gpu].gemm = std::min(1.0, achieved / peak->si());
       }
       fmt::print("{}: {:.1f} TFLOP/s = {:.1f} % of the {} peak\n", f, achieved / 1e12,
                  100 * achieved / peak->si(), precision);
@@ -145,16 +160,19 @@ int run_calibrate(const std::vector<std::string>& args) {
   }
   for (const auto& [id, e] : gpu_entries) {
     body += fmt::format("\n[[gpu]]\nid = \"{}\"\n", id);
-    if (e.first > 0)
-      body += fmt::format("gemm = {:.4f}\n", e.first);
-    if (e.second > 0)
-      body += fmt::format("hbm = {:.4f}\n", e.second);
+    if (e.gemm > 0)
+      body += fmt::format("gemm = {:.4f}\n", e.gemm);
+    if (e.gemm_half > 0)
+      body += fmt::format("gemm_half = \"{:.4g} GFLOP\"\n", e.gemm_half / 1e9);
+    if (e.hbm > 0)
+      body += fmt::format("hbm = {:.4f}\n", e.hbm);
   }
   const std::time_t now = std::time(nullptr);
   char date[16];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   const std::string text = fmt::format(
-      "schema = 1\n# A calibration profile: use it with --profile on train, scale and plan.\n"
+      "schema = 1\n# A calibration profile: use it with --profile on train, scale, serve and "
+      "plan.\n"
       "source = \"gpuplan calibrate on {} from {}\"\n{}",
       date, fmt::join(used, ", "), body);
   std::ofstream o(out, std::ios::binary);
