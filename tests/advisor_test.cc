@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "shipped_catalog.h"
+
 namespace gpuplan {
 namespace {
 
@@ -11,11 +13,7 @@ std::string fixture(const char* name) {
 
 class AdvisorTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    catalog_.emplace(std::move(*c));
-  }
+  void SetUp() override { catalog_ = &shipped_catalog(); }
   Plan plan(const PlanJob& job) {
     return make_plan(job, *catalog_->model(job.model), *catalog_, 2);
   }
@@ -27,7 +25,7 @@ class AdvisorTest : public ::testing::Test {
     j.deadline = Seconds(7 * 86400.0);
     return j;
   }
-  std::optional<Catalog> catalog_;
+  const Catalog* catalog_ = nullptr;
 };
 
 TEST_F(AdvisorTest, ResidencyKeepsOnlyOffersWithASiteInTheCountry) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuplan/catalog.h"
+#include "shipped_catalog.h"
 
 namespace gpuplan {
 namespace {
@@ -10,13 +11,11 @@ namespace {
 class FitTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    catalog_.emplace(std::move(*c));
+    catalog_ = &shipped_catalog();
     model_ = *catalog_->model("llama-3.1-70b");
     h200_ = *catalog_->gpu("h200-sxm");
   }
-  std::optional<Catalog> catalog_;
+  const Catalog* catalog_ = nullptr;
   Model model_;
   const Gpu* h200_ = nullptr;
 };

@@ -5,18 +5,14 @@
 #include <cmath>
 
 #include "gpuplan/catalog.h"
+#include "shipped_catalog.h"
 
 namespace gpuplan {
 namespace {
 
 class InferenceTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    catalog_ = new Catalog(std::move(*c));
-  }
-  static void TearDownTestSuite() { delete catalog_; }
+  static void SetUpTestSuite() { catalog_ = &shipped_catalog(); }
 
   static InferenceModel make(const char* model, const char* gpu, int64_t tp,
                              Precision p = Precision::kBf16, Precision kv = Precision::kBf16) {
@@ -42,9 +38,9 @@ class InferenceTest : public ::testing::Test {
     }
     return n;
   }
-  static Catalog* catalog_;
+  static const Catalog* catalog_;
 };
-Catalog* InferenceTest::catalog_ = nullptr;
+const Catalog* InferenceTest::catalog_ = nullptr;
 
 TEST_F(InferenceTest, DecodingOneTokenStreamsTheWeightsOnce) {
   // Llama 3.1 8B in bf16 on one H100: a decode step at empty context reads every layer's matrix

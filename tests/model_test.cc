@@ -4,26 +4,22 @@
 
 #include "gpuplan/catalog.h"
 #include "gpuplan/model_loader.h"
+#include "shipped_catalog.h"
 
 namespace gpuplan {
 namespace {
 
 class ModelTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    catalog_ = new Catalog(std::move(*c));
-  }
-  static void TearDownTestSuite() { delete catalog_; }
+  static void SetUpTestSuite() { catalog_ = &shipped_catalog(); }
   static Model model(const char* id) {
     Result<Model> m = catalog_->model(id);
     EXPECT_TRUE(m.has_value()) << id;
     return *m;
   }
-  static Catalog* catalog_;
+  static const Catalog* catalog_;
 };
-Catalog* ModelTest::catalog_ = nullptr;
+const Catalog* ModelTest::catalog_ = nullptr;
 
 TEST_F(ModelTest, BuiltInModelsMatchPublishedTotals) {
   // Totals as the publishers' Hugging Face model cards and safetensors indexes print them.

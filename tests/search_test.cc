@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuplan/catalog.h"
+#include "shipped_catalog.h"
 
 namespace gpuplan {
 namespace {
@@ -10,9 +11,7 @@ namespace {
 class SearchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    catalog_.emplace(std::move(*c));
+    catalog_ = &shipped_catalog();
     cluster_.gpu = *catalog_->gpu("h100-sxm");
     cluster_.gpus = 256;
     cluster_.gpus_per_node = 8;
@@ -26,7 +25,7 @@ class SearchTest : public ::testing::Test {
     return search_layouts(*catalog_->model(model), cluster_, base_, catalog_->memory_params(),
                           catalog_->train_params(), o);
   }
-  std::optional<Catalog> catalog_;
+  const Catalog* catalog_ = nullptr;
   Cluster cluster_;
   TrainJob base_;
 };

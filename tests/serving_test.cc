@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuplan/catalog.h"
+#include "shipped_catalog.h"
 
 namespace gpuplan {
 namespace {
@@ -10,9 +11,7 @@ namespace {
 class ServingTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    catalog_ = new Catalog(std::move(*c));
+    catalog_ = &shipped_catalog();
     Instance in;
     in.gpu = *catalog_->gpu("h100-sxm");
     in.scale_up = *catalog_->fabric("nvlink4");
@@ -20,10 +19,7 @@ class ServingTest : public ::testing::Test {
                                 catalog_->train_params(), catalog_->inference_params());
     ASSERT_TRUE(model_->feasible()) << model_->reason();
   }
-  static void TearDownTestSuite() {
-    delete model_;
-    delete catalog_;
-  }
+  static void TearDownTestSuite() { delete model_; }
   static Workload work(int64_t requests, int64_t in, int64_t out, double rate = 0) {
     Workload w;
     w.requests = requests;
@@ -32,10 +28,10 @@ class ServingTest : public ::testing::Test {
     w.rate_per_s = rate;
     return w;
   }
-  static Catalog* catalog_;
+  static const Catalog* catalog_;
   static InferenceModel* model_;
 };
-Catalog* ServingTest::catalog_ = nullptr;
+const Catalog* ServingTest::catalog_ = nullptr;
 InferenceModel* ServingTest::model_ = nullptr;
 
 TEST_F(ServingTest, ALoneRequestIsItsPrefillThenOneDecodeStepPerToken) {

@@ -4,18 +4,14 @@
 
 #include "gpuplan/catalog.h"
 #include "gpuplan/model_loader.h"
+#include "shipped_catalog.h"
 
 namespace gpuplan {
 namespace {
 
 class TrainingTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
-    ASSERT_TRUE(c.has_value()) << c.error().message();
-    catalog_ = new Catalog(std::move(*c));
-  }
-  static void TearDownTestSuite() { delete catalog_; }
+  static void SetUpTestSuite() { catalog_ = &shipped_catalog(); }
 
   // A DGX-A100 cluster of `gpus`.
   static Cluster a100(int64_t gpus, const char* scale_up = "nvlink3") {
@@ -41,9 +37,9 @@ class TrainingTest : public ::testing::Test {
     return estimate_training(m, c, j, catalog_->memory_params(), catalog_->train_params());
   }
   static Model model(const char* id) { return *catalog_->model(id); }
-  static Catalog* catalog_;
+  static const Catalog* catalog_;
 };
-Catalog* TrainingTest::catalog_ = nullptr;
+const Catalog* TrainingTest::catalog_ = nullptr;
 
 TEST_F(TrainingTest, OneF1BBubbleIsPMinusOneMicroBatchTimes) {
   // Narayanan et al. 2021: the bubble is (p - 1) micro-batch times, i.e. (p-1)/m of the
