@@ -18,6 +18,9 @@ std::string grouped(int64_t n) {
 
 std::string duration_text(Seconds t) {
   const double s = t.si();
+  if (s < 120) {
+    return fmt::format("{:.1f} s", s);
+  }
   if (s < 2 * 3600) {
     return fmt::format("{:.0f} min", s / 60);
   }

@@ -12,7 +12,7 @@ namespace gpuplan {
 // "70,553,706,496": thousands separated by commas, whatever the locale.
 std::string grouped(int64_t n);
 
-// A duration at the grain a plan needs: "45 min", "33.0 h", "26.9 days".
+// A duration at a readable grain: "42.5 s", "45 min", "33.0 h", "26.9 days".
 std::string duration_text(Seconds t);
 
 }  // namespace gpuplan
