@@ -7,6 +7,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <queue>
 #include <random>
 #include <vector>
 
@@ -43,18 +44,33 @@ struct Engine {
   int64_t load() const { return static_cast<int64_t>(waiting.size() + running.size()); }
 };
 
-// Poisson arrival times from a seeded 64-bit Mersenne Twister (its output is fixed by the C++
-// standard), by inversion: gaps -ln(1 - u) / rate.
-std::vector<double> arrivals(const Workload& w) {
+// Arrival times, drawn from a seeded 64-bit Mersenne Twister (its output is fixed by the C++
+// standard). Open loop: Poisson, exponential gaps of mean 1 / rate; or all at once. Closed
+// loop: each user's first request after an exponential think time, the others unknown
+// (kNever) until a request ends.
+// An exponential draw of mean `mean` by inversion, -mean ln(1 - u), from 53 random bits.
+double exponential(std::mt19937_64& gen, double mean) {
+  const double u = static_cast<double>(gen() >> 11) * 0x1.0p-53;
+  return -std::log1p(-u) * mean;
+}
+
+std::vector<double> arrivals(const Workload& w, std::mt19937_64& gen) {
   std::vector<double> t(static_cast<size_t>(w.requests), 0.0);
+  if (w.users > 0) {
+    // Each user thinks before its first request too, so users start apart; without think
+    // time they all start at once, as a benchmark at fixed concurrency does.
+    for (size_t i = 0; i < t.size(); ++i) {
+      const bool first = i < static_cast<size_t>(w.users);
+      t[i] = !first ? kNever : w.think_time.si() > 0 ? exponential(gen, w.think_time.si()) : 0.0;
+    }
+    return t;
+  }
   if (w.rate_per_s <= 0) {
     return t;
   }
-  std::mt19937_64 gen(w.seed);
   double now = 0;
   for (double& a : t) {
-    const double u = static_cast<double>(gen() >> 11) * 0x1.0p-53;
-    now += -std::log1p(-u) / w.rate_per_s;
+    now += exponential(gen, 1.0 / w.rate_per_s);
     a = now;
   }
   return t;
@@ -86,11 +102,14 @@ Percentiles percentiles(std::vector<double> v) {
 class Simulation {
  public:
   Simulation(const InferenceModel& m, const Workload& w, const ServingSetup& s)
-      : model_(m), w_(w), s_(s), engines_(static_cast<size_t>(s.replicas)) {
-    const std::vector<double> t = arrivals(w);
+      : model_(m), w_(w), s_(s), engines_(static_cast<size_t>(s.replicas)), gen_(w.seed) {
+    const std::vector<double> t = arrivals(w, gen_);
     requests_.resize(t.size());
     for (size_t i = 0; i < t.size(); ++i) {
       requests_[i].arrival = t[i];
+      if (t[i] < kNever) {
+        pending_.push({t[i], static_cast<int64_t>(i)});
+      }
     }
   }
 
@@ -105,12 +124,11 @@ class Simulation {
           context, model_.kv_tokens());
       return r;
     }
-    size_t next = 0;
     int64_t done = 0;
     double now = 0;
     const auto n = static_cast<int64_t>(requests_.size());
     while (done < n) {
-      const double arrival = next < requests_.size() ? requests_[next].arrival : kNever;
+      const double arrival = pending_.empty() ? kNever : pending_.top().first;
       // The engine whose iteration ends first (ties: the lowest index, for determinism).
       size_t first = engines_.size();
       for (size_t e = 0; e < engines_.size(); ++e) {
@@ -122,14 +140,16 @@ class Simulation {
       const double ends = first < engines_.size() ? engines_[first].end : kNever;
       if (arrival <= ends && arrival < kNever) {
         now = arrival;
-        dispatch(static_cast<int64_t>(next++));
+        const int64_t id = pending_.top().second;
+        pending_.pop();
+        dispatch(id);
       } else {
         GPUPLAN_CHECK(ends < kNever, "serving simulation stalled");
         now = ends;
         done += complete(engines_[first], now);
       }
       // Start idle engines once every arrival at this instant is queued.
-      if (next >= requests_.size() || requests_[next].arrival > now) {
+      if (pending_.empty() || pending_.top().first > now) {
         for (Engine& e : engines_) {
           if (!e.busy) {
             start(e, now);
@@ -232,6 +252,16 @@ class Simulation {
       if (q.generated == w_.output_tokens) {
         q.finish = now;
         ++finished;
+        // Closed loop: the user whose request ended sends the next one after thinking; the
+        // j-th completion issues request users + j.
+        if (w_.users > 0) {
+          const size_t next = static_cast<size_t>(w_.users + completions_++);
+          if (next < requests_.size()) {
+            const double think = w_.think_time.si();
+            requests_[next].arrival = now + (think > 0 ? exponential(gen_, think) : 0.0);
+            pending_.push({requests_[next].arrival, static_cast<int64_t>(next)});
+          }
+        }
       }
     }
     const int64_t context = w_.input_tokens + w_.output_tokens;
@@ -287,7 +317,13 @@ class Simulation {
   const ServingSetup& s_;
   std::vector<Engine> engines_;
   std::vector<Request> requests_;
+  std::mt19937_64 gen_;  // arrivals and think times
+  // Arrivals not yet dispatched, earliest first (ties: the lower id).
+  std::priority_queue<std::pair<double, int64_t>, std::vector<std::pair<double, int64_t>>,
+                      std::greater<>>
+      pending_;
   int64_t iterations_ = 0;
+  int64_t completions_ = 0;
   int64_t max_batch_ = 0;
   double batch_time_ = 0;
   double busy_time_ = 0;
@@ -328,6 +364,8 @@ ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
   GPUPLAN_CHECK(s.replicas > 0, "a setup needs an instance");
   GPUPLAN_CHECK(s.batching == Batching::kContinuous || s.static_batch > 0,
                 "static batching needs a batch size");
+  GPUPLAN_CHECK(w.users >= 0 && (w.users == 0 || w.rate_per_s <= 0),
+                "a workload is an open loop (rate) or a closed loop (users), not both");
   return Simulation(model, w, s).run();
 }
 
@@ -391,6 +429,56 @@ Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, cons
     if (meets_slo(r, slo)) {
       low = mid;
       c.max_rate_per_s = mid;
+      c.at_max = std::move(r);
+    } else {
+      high = mid;
+    }
+  }
+  return c;
+}
+
+UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
+                             const Slo& slo) {
+  UserCapacity c;
+  const int64_t context = w.input_tokens + w.output_tokens;
+  const int64_t at_once =
+      std::min(model.params().max_batch, model.kv_tokens() / std::max<int64_t>(1, context)) *
+      s.replicas;
+  if (at_once < 1) {
+    c.reason = fmt::format(
+        "one request's context ({} tokens) is more than the KV cache of an instance holds "
+        "({} tokens)",
+        context, model.kv_tokens());
+    return c;
+  }
+  auto run = [&](int64_t users) {
+    Workload p = w;
+    p.rate_per_s = 0;
+    p.users = users;
+    // Every user sends several requests, so the loop reaches its steady state.
+    p.requests = std::max(w.requests, 4 * users);
+    return simulate_serving(model, p, s);
+  };
+  ServingResult one = run(1);
+  std::string why;
+  if (!meets_slo(one, slo, &why)) {
+    c.reason = fmt::format("even one user misses the objective: {}", why);
+    c.at_max = std::move(one);
+    return c;
+  }
+  c.feasible = true;
+  c.max_users = 1;
+  c.at_max = std::move(one);
+  c.at_once = at_once;
+  // Bisection over [1, what the instances run at once]: more users than that only queue.
+  int64_t low = 1;
+  int64_t high = at_once + 1;  // the first count known (or assumed) to miss
+  while (high - low > 1) {
+    const int64_t mid = low + (high - low) / 2;
+    ServingResult r = run(mid);
+    if (meets_slo(r, slo)) {
+      low = mid;
+      c.max_users = mid;
       c.at_max = std::move(r);
     } else {
       high = mid;

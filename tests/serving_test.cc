@@ -149,6 +149,42 @@ TEST_F(ServingTest, CapacityIsTheHighestRateThatMeetsTheObjective) {
   EXPECT_NE(none.reason.find("even a light load"), std::string::npos) << none.reason;
 }
 
+TEST_F(ServingTest, AClosedLoopUserSendsTheNextRequestWhenTheLastEndsAndThinks) {
+  // One user, 400 requests of 300 -> 50 tokens, thinking 2 s on average (exponential) before
+  // each: every request runs alone, so the run, from the first arrival to the last completion,
+  // is 400 lone requests and the 399 thinks between them, whose mean is 2 s within 3 standard
+  // deviations (2 s / sqrt(399): 0.3 s); every TTFT is the prefill of one prompt.
+  const ServingResult alone = simulate_serving(*model_, work(1, 300, 50), ServingSetup{});
+  Workload w = work(400, 300, 50);
+  w.users = 1;
+  w.think_time = Seconds(2.0);
+  const ServingResult r = simulate_serving(*model_, w, ServingSetup{});
+  ASSERT_TRUE(r.feasible);
+  const double thinking = r.duration.si() - 400 * alone.e2e.mean;
+  EXPECT_NEAR(thinking / 399, 2.0, 0.3);
+  EXPECT_NEAR(r.ttft.max, model_->prefill_alone(300).si(), 1e-12);
+  EXPECT_EQ(r.max_batch, 1);
+  // Eight users without thinking keep eight sequences in flight.
+  w.users = 8;
+  w.requests = 64;
+  w.think_time = Seconds(0);
+  EXPECT_EQ(simulate_serving(*model_, w, ServingSetup{}).max_batch, 8);
+}
+
+TEST_F(ServingTest, UserCapacityIsTheMostUsersThatMeetTheObjective) {
+  // 500 -> 200 tokens and p99 TPOT <= 20 ms: the bisection's answer meets it and one more
+  // user does not (unless the answer is already every sequence the instance runs at once).
+  Slo slo;
+  slo.tpot_p99 = Seconds(0.020);
+  const UserCapacity c = users_under_slo(*model_, work(200, 500, 200), ServingSetup{}, slo);
+  ASSERT_TRUE(c.feasible) << c.reason;
+  EXPECT_TRUE(meets_slo(c.at_max, slo));
+  ASSERT_LT(c.max_users, c.at_once);
+  Workload more = work(std::max<int64_t>(200, 4 * (c.max_users + 1)), 500, 200);
+  more.users = c.max_users + 1;
+  EXPECT_FALSE(meets_slo(simulate_serving(*model_, more, ServingSetup{}), slo));
+}
+
 TEST_F(ServingTest, BalancerNamesParseWithASuggestion) {
   EXPECT_EQ(*parse_balancer("round-robin"), Balancer::kRoundRobin);
   EXPECT_EQ(balancer_name(Balancer::kLeastLoaded), "least-loaded");

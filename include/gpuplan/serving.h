@@ -8,7 +8,8 @@
 // `max_batch` sequences and its whole context (prompt + output) fits in the free KV cache, so
 // nothing is ever evicted (TensorRT-LLM's GUARANTEED_NO_EVICT policy). The first output token
 // comes with the iteration that finishes the prompt. Arrivals are Poisson from a seeded
-// generator, or all at once (offline); the same input gives the same result every run.
+// generator, all at once (offline), or a closed loop of users who each send their next request
+// when the last one ends; the same input gives the same result every run.
 // Every rule is in docs/FORMULAS.md#serving.
 #ifndef GPUPLAN_SERVING_H_
 #define GPUPLAN_SERVING_H_
@@ -39,8 +40,13 @@ struct Workload {
   int64_t requests = 1000;
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
-  double rate_per_s = 0;  // Poisson arrivals over all instances; 0: all queued at t = 0
+  // Open loop: Poisson arrivals over all instances; 0: all queued at t = 0.
+  double rate_per_s = 0;
   uint64_t seed = 1;
+  // Closed loop (rate_per_s == 0): this many users, each sending its next request
+  // `think_time` after its last one ends, all starting at t = 0; 0: open loop.
+  int64_t users = 0;
+  Seconds think_time;
 };
 
 struct ServingSetup {
@@ -102,6 +108,20 @@ struct Capacity {
 // and the offline throughput (to 1 %). Without an objective, the offline throughput.
 Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
                             const Slo& slo);
+
+struct UserCapacity {
+  bool feasible = false;
+  std::string reason;     // why not even one user meets the objective
+  int64_t max_users = 0;  // over all of the setup's instances
+  int64_t at_once = 0;    // sequences the instances run at once (KV cache, max_batch)
+  ServingResult at_max;   // the simulation with that many users
+};
+
+// The most concurrent users (a closed loop, each with one request in flight, plus think time)
+// the setup holds within `slo`, by bisection between 1 and what its instances run at once:
+// users beyond that only wait in the queue.
+UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
+                             const Slo& slo);
 
 }  // namespace gpuplan
 

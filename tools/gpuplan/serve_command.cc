@@ -1,6 +1,7 @@
-// gpuplan serve MODEL --gpu ID --input N --output N [--rate R | --static-batch B] [--tp N]
-// [--slo-ttft T --slo-tpot T] [--target-rate R] : serving capacity of one instance and of a
-// fleet, from the iteration-time model and the discrete-event simulation (serving.h).
+// gpuplan serve MODEL --gpu ID --input N --output N [--rate R | --users N | --static-batch B]
+// [--tp N] [--slo-ttft T --slo-tpot T] [--target-rate R | --target-users N] : serving capacity
+// of one instance and of a fleet, from the iteration-time model and the discrete-event
+// simulation (serving.h).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -21,18 +22,20 @@ int usage(const std::string& flag, const std::string& what, const std::string& h
   return report_error(kName, Error{flag, what, hint}, kExitUsage);
 }
 
-// One tensor-parallel size, evaluated.
+// One tensor-parallel size, evaluated: how much it serves — requests/s (open loop) or users
+// (closed loop) — within the objective, or at most without one.
 struct Option {
   int64_t tp = 0;
   std::string reason;  // why it cannot serve
   std::optional<InferenceModel> model;
-  Capacity capacity;
-  double per_gpu = 0;  // requests/s per GPU at the capacity
+  double amount = 0;   // requests/s or users
+  double per_gpu = 0;  // amount per GPU
+  ServingResult offline;
 };
 
-// How many replicas serve `rate` within the objective: rate / the capacity of one (which is at
-// most its offline rate, so the fleet keeps up), checked by simulating the fleet behind the
-// balancer and grown while the check fails.
+// How many replicas serve `target` (requests/s or users) within the objective: target / what
+// one serves (at most its offline rate or what it runs at once, so the fleet keeps up), checked
+// by simulating the fleet behind the balancer and grown while the check fails.
 struct Fleet {
   int64_t replicas = 0;
   ServingResult result;
@@ -40,15 +43,19 @@ struct Fleet {
 };
 
 Fleet size_fleet(const InferenceModel& m, Workload w, ServingSetup s, const Slo& slo,
-                 double per_replica, double rate) {
+                 double per_replica, double target) {
   Fleet f;
-  f.replicas = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(rate / per_replica)));
-  w.rate_per_s = rate;
-  // Keep the simulated time per instance about the same as the single-instance run.
+  f.replicas = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(target / per_replica)));
+  if (w.users > 0) {
+    w.users = static_cast<int64_t>(std::ceil(target));
+  } else {
+    w.rate_per_s = target;
+  }
   for (int tries = 0; tries < 8; ++tries) {
     s.replicas = f.replicas;
     Workload fleet = w;
-    fleet.requests = w.requests * f.replicas;
+    // About the same simulated time per instance as the single-instance run.
+    fleet.requests = std::max(w.requests * f.replicas, 4 * w.users);
     f.result = simulate_serving(m, fleet, s);
     f.met = meets_slo(f.result, slo);
     if (f.met) {
@@ -132,6 +139,8 @@ int run_serve(const std::vector<std::string>& args) {
   int64_t tp = 0, max_tp = 8, input = 0, output = 0, static_batch = 0, requests = 1000,
           replicas = 1;
   double rate = 0, target_rate = 0;
+  int64_t users = 0, target_users = 0;
+  std::string think;
   uint64_t seed = 1;
   bool json = false;
   app.add_option("model", model_id, "catalog model id or path to a config.json")->required();
@@ -146,6 +155,10 @@ int run_serve(const std::vector<std::string>& args) {
   app.add_option("--rate", rate,
                  "Poisson arrivals, requests/s over all replicas (default: "
                  "every request queued at once)");
+  app.add_option("--users", users,
+                 "closed loop: concurrent users, each sending its next request when the last "
+                 "ends (instead of --rate)");
+  app.add_option("--think", think, "closed loop: a user's pause between requests, e.g. '5 s'");
   app.add_option("--static-batch", static_batch,
                  "static batching: sequences per batch (default: continuous batching)");
   app.add_option("--requests", requests, "requests to simulate (default 1000)");
@@ -155,6 +168,8 @@ int run_serve(const std::vector<std::string>& args) {
   app.add_option("--slo-tpot", slo_tpot, "objective: p99 time per output token, e.g. '50 ms'");
   app.add_option("--target-rate", target_rate,
                  "requests/s to serve: size the fleet (needs --slo-ttft or --slo-tpot)");
+  app.add_option("--target-users", target_users,
+                 "with --users: concurrent users to serve: size the fleet (needs an objective)");
   app.add_option("--seed", seed, "arrival generator seed (default 1)");
   app.add_option("--profile", profile, "calibration profile from 'gpuplan calibrate'");
   app.add_option("--data", data, "catalog directory");
@@ -172,6 +187,20 @@ int run_serve(const std::vector<std::string>& args) {
     return usage("", "--rate, --target-rate, --static-batch and --tp cannot be negative",
                  "and --max-tp must be at least 1");
   }
+  if (users < 0 || target_users < 0) {
+    return usage(users < 0 ? "--users" : "--target-users", "cannot be negative", "");
+  }
+  if (users > 0 && (rate > 0 || static_batch > 0 || target_rate > 0)) {
+    return usage("--users", "a closed loop of users has no arrival rate or static batch",
+                 "give --users (and --target-users) or --rate (and --target-rate)");
+  }
+  if (target_users > 0 && users == 0) {
+    return usage("--target-users", "sizing a fleet for users needs the closed loop",
+                 "add --users N (the load one instance is simulated at)");
+  }
+  if (!think.empty() && users == 0) {
+    return usage("--think", "think time belongs to a closed loop", "add --users N");
+  }
   if (rate > 0 && static_batch > 0) {
     return usage("--static-batch", "static batching is measured offline",
                  "drop --rate, or drop --static-batch for continuous batching");
@@ -188,9 +217,17 @@ int run_serve(const std::vector<std::string>& args) {
     }
     *target = Seconds(*d);
   }
-  if (target_rate > 0 && !slo.any()) {
-    return usage("--target-rate", "sizing a fleet needs a latency objective",
-                 "add --slo-ttft and/or --slo-tpot");
+  if ((target_rate > 0 || target_users > 0) && !slo.any()) {
+    return usage(target_rate > 0 ? "--target-rate" : "--target-users",
+                 "sizing a fleet needs a latency objective", "add --slo-ttft and/or --slo-tpot");
+  }
+  Seconds think_time;
+  if (!think.empty()) {
+    Result<double> d = parse_quantity(think, Dimension::kSeconds);
+    if (!d || *d < 0) {
+      return usage("--think", d ? "cannot be negative" : d.error().what, d ? "" : d.error().hint);
+    }
+    think_time = Seconds(*d);
   }
   Instance base;
   Result<Precision> p = parse_precision(precision);
@@ -244,6 +281,12 @@ int run_serve(const std::vector<std::string>& args) {
   w.output_tokens = output;
   w.rate_per_s = rate;
   w.seed = seed;
+  w.users = users;
+  w.think_time = think_time;
+  if (users > 0) {
+    w.requests = std::max(requests, 4 * users);  // several requests per user
+  }
+  const bool closed = users > 0;
 
   // Evaluate each tensor-parallel size: its capacity under the objective (or its offline
   // throughput), per GPU.
@@ -263,12 +306,18 @@ int run_serve(const std::vector<std::string>& args) {
     } else {
       ServingSetup one = setup;
       one.replicas = 1;
-      o.capacity = capacity_under_slo(*o.model, w, one, slo);
-      if (!o.capacity.feasible) {
-        o.reason = o.capacity.reason;
-      } else {
-        o.per_gpu = o.capacity.max_rate_per_s / static_cast<double>(t);
+      Workload open = w;
+      open.users = 0;
+      const Capacity c = capacity_under_slo(*o.model, open, one, closed ? Slo{} : slo);
+      o.offline = c.offline;
+      o.amount = c.max_rate_per_s;
+      o.reason = c.reason;
+      if (closed && c.feasible) {
+        const UserCapacity u = users_under_slo(*o.model, w, one, slo);
+        o.amount = static_cast<double>(slo.any() ? u.max_users : u.at_once);
+        o.reason = u.reason;
       }
+      o.per_gpu = o.amount / static_cast<double>(t);
     }
     options.push_back(std::move(o));
     if (tp > 0) {
@@ -285,17 +334,22 @@ int run_serve(const std::vector<std::string>& args) {
   const std::string what = fmt::format(
       "{} on {}, {} weights, {} KV cache, {} -> {} tokens per request", model->id, (*gpu)->id,
       precision_name(base.precision), precision_name(base.kv_precision), input, output);
-  const std::string load_text = static_batch > 0 ? fmt::format("static batches of {}", static_batch)
-                                : rate > 0
-                                    ? fmt::format("Poisson arrivals at {:.4g} requests/s", rate)
-                                    : std::string("every request queued at once (offline)");
+  const std::string load_text =
+      closed
+          ? fmt::format("{} users in a closed loop{}", users,
+                        think.empty() ? "" : ", " + ms(think_time.si()) + " of thinking on average")
+      : static_batch > 0 ? fmt::format("static batches of {}", static_batch)
+      : rate > 0         ? fmt::format("Poisson arrivals at {:.4g} requests/s", rate)
+                         : std::string("every request queued at once (offline)");
+  const char* unit = closed ? "users" : "requests/s";
 
   std::optional<ServingResult> run;
   std::optional<Fleet> fleet;
   if (best != nullptr) {
     run = simulate_serving(*best->model, w, setup);
-    if (target_rate > 0) {
-      fleet = size_fleet(*best->model, w, setup, slo, best->capacity.max_rate_per_s, target_rate);
+    if (target_rate > 0 || target_users > 0) {
+      fleet = size_fleet(*best->model, w, setup, slo, best->amount,
+                         closed ? static_cast<double>(target_users) : target_rate);
     }
   }
 
@@ -308,12 +362,15 @@ int run_serve(const std::vector<std::string>& args) {
         .field("kv_precision", std::string(precision_name(base.kv_precision)))
         .field("input_tokens", input)
         .field("output_tokens", output)
-        .field("load", static_batch > 0 ? "static_batch"
-                       : rate > 0       ? "poisson"
-                                        : "offline")
+        .field("load", closed             ? "closed_loop"
+                       : static_batch > 0 ? "static_batch"
+                       : rate > 0         ? "poisson"
+                                          : "offline")
         .field("rate_per_s", rate)
         .field("static_batch", static_batch)
-        .field("requests", requests);
+        .field("users", users)
+        .field("think_s", think_time.si())
+        .field("requests", w.requests);
     if (slo.ttft_p99) {
       j.field("slo_ttft_p99_s", slo.ttft_p99->si());
     }
@@ -334,9 +391,9 @@ int run_serve(const std::vector<std::string>& args) {
             .field("tpot_floor_s", o.model->decode_step(1, static_cast<double>(input)).si());
       }
       if (o.reason.empty()) {
-        j.field("capacity_requests_per_s", o.capacity.max_rate_per_s)
-            .field("capacity_requests_per_s_per_gpu", o.per_gpu)
-            .field("offline_output_tokens_per_s", o.capacity.offline.output_tokens_per_s);
+        j.field(closed ? "capacity_users" : "capacity_requests_per_s", o.amount)
+            .field(closed ? "capacity_users_per_gpu" : "capacity_requests_per_s_per_gpu", o.per_gpu)
+            .field("offline_output_tokens_per_s", o.offline.output_tokens_per_s);
       }
       j.end_object();
     }
@@ -347,7 +404,8 @@ int run_serve(const std::vector<std::string>& args) {
       if (fleet) {
         j.key("fleet")
             .begin_object()
-            .field("target_requests_per_s", target_rate)
+            .field(closed ? "target_users" : "target_requests_per_s",
+                   closed ? static_cast<double>(target_users) : target_rate)
             .field("replicas", fleet->replicas)
             .field("gpus", fleet->replicas * best->tp)
             .field("meets_objective", fleet->met);
@@ -363,11 +421,16 @@ int run_serve(const std::vector<std::string>& args) {
   }
 
   fmt::print("serve {}\n\n", what);
-  fmt::print("instances, one per tensor-parallel size{}\n",
-             slo.any() ? " (capacity: the highest Poisson rate with " + slo_text(slo) + ")"
-                       : " (req/s: every request queued at once)");
+  const std::string capacity_text =
+      closed ? (slo.any() ? "capacity: the most concurrent users with " + slo_text(slo)
+                          : "users: the sequences one instance runs at once")
+             : (slo.any() ? "capacity: the highest Poisson rate with " + slo_text(slo)
+                          : "req/s: every request queued at once");
+  fmt::print("instances, one per tensor-parallel size ({})\n", capacity_text);
+  const std::string amount_head = closed ? (slo.any() ? "capacity (users)" : "users")
+                                         : (slo.any() ? "capacity (req/s)" : "req/s");
   Table t({"tp", "weights/GPU", "KV cache/GPU", "requests in KV", "TTFT floor", "TPOT floor",
-           "offline tok/s", slo.any() ? "capacity (req/s)" : "req/s", "req/s per GPU", ""},
+           "offline tok/s", amount_head, closed ? "users per GPU" : "req/s per GPU", ""},
           {true, true, true, true, true, true, true, true, true, false});
   std::vector<std::string> problems;
   for (const Option& o : options) {
@@ -382,9 +445,9 @@ int run_serve(const std::vector<std::string>& args) {
         gib(m.kv_budget_per_gpu()),      grouped(m.kv_tokens() / (input + output)),
         ms(m.prefill_alone(input).si()), ms(m.decode_step(1, static_cast<double>(input)).si())};
     if (o.reason.empty()) {
-      row.push_back(grouped(std::llround(o.capacity.offline.output_tokens_per_s)));
-      row.push_back(fmt::format("{:.2f}", o.capacity.max_rate_per_s));
-      row.push_back(fmt::format("{:.2f}", o.per_gpu));
+      row.push_back(grouped(std::llround(o.offline.output_tokens_per_s)));
+      row.push_back(closed ? grouped(std::llround(o.amount)) : fmt::format("{:.2f}", o.amount));
+      row.push_back(closed ? fmt::format("{:.1f}", o.per_gpu) : fmt::format("{:.2f}", o.per_gpu));
       row.push_back(&o == best && options.size() > 1 ? "<- best per GPU" : "");
     } else {
       row.insert(row.end(), {"-", "-", "-", "cannot serve"});
@@ -405,27 +468,31 @@ int run_serve(const std::vector<std::string>& args) {
     return kExitOk;
   }
   fmt::print("\nsimulation  tp {}, {} replica(s) ({}), {}, {} requests\n", best->tp, setup.replicas,
-             balancer_name(setup.balancer), load_text, requests);
+             balancer_name(setup.balancer), load_text, w.requests);
   print_result(*run, "  ");
   if (slo.any()) {
     std::string why;
     fmt::print("  objective   {}: {}\n", slo_text(slo),
                meets_slo(*run, slo, &why) ? "met" : "missed, " + why);
   }
+  const double target = closed ? static_cast<double>(target_users) : target_rate;
   if (fleet) {
-    fmt::print(
-        "\nfleet  {:.4g} requests/s within {} need {} replicas of tp {} = {} x {}{}\n", target_rate,
-        slo_text(slo), fleet->replicas, best->tp, fleet->replicas * best->tp, (*gpu)->id,
-        fleet->met ? "" : " (not met even with these; the objective is too tight for this rate)");
+    fmt::print("\nfleet  {:.4g} {} within {} need {} replicas of tp {} = {} x {}{}\n", target, unit,
+               slo_text(slo), fleet->replicas, best->tp, fleet->replicas * best->tp, (*gpu)->id,
+               fleet->met ? "" : " (not met even with these: the objective is too tight)");
     print_result(fleet->result, "  ");
   }
+  // Output tokens per second at the capacity: requests/s x output tokens, or for users what
+  // the simulation at that many users produced.
+  const std::string tokens =
+      closed ? ""
+             : fmt::format(" ({} output tokens/s)",
+                           grouped(std::llround(best->amount * static_cast<double>(output))));
   fmt::print(
-      "\nanswer  one tp-{} instance serves {:.3g} requests/s{} ({} output tokens/s); {}\n",
-      best->tp, best->capacity.max_rate_per_s, slo.any() ? " within " + slo_text(slo) : " at most",
-      grouped(std::llround(best->capacity.max_rate_per_s * static_cast<double>(output))),
-      fleet
-          ? fmt::format("{:.4g} requests/s take {} GPUs.", target_rate, fleet->replicas * best->tp)
-          : "add --target-rate to size a fleet.");
+      "\nanswer  one tp-{} instance {} {:.3g} {}{}{}; {}\n", best->tp, closed ? "holds" : "serves",
+      best->amount, unit, slo.any() ? " within " + slo_text(slo) : " at most", tokens,
+      fleet ? fmt::format("{:.4g} {} take {} GPUs.", target, unit, fleet->replicas * best->tp)
+            : fmt::format("add {} to size a fleet.", closed ? "--target-users" : "--target-rate"));
   return kExitOk;
 }
 
