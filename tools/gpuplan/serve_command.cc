@@ -183,6 +183,13 @@ int run_serve(const std::vector<std::string>& args) {
   if (requests < 1 || replicas < 1) {
     return usage(requests < 1 ? "--requests" : "--replicas", "must be at least 1", "");
   }
+  // The simulation keeps every request in memory (~100 bytes each).
+  constexpr int64_t kMostRequests = 10'000'000;
+  if (requests > kMostRequests || users > kMostRequests / 4) {
+    return usage(requests > kMostRequests ? "--requests" : "--users",
+                 fmt::format("at most {} requests are simulated", grouped(kMostRequests)),
+                 "percentiles settle long before that; try 1000-100000");
+  }
   if (rate < 0 || target_rate < 0 || static_batch < 0 || tp < 0 || max_tp < 1) {
     return usage("", "--rate, --target-rate, --static-batch and --tp cannot be negative",
                  "and --max-tp must be at least 1");
@@ -263,6 +270,12 @@ int run_serve(const std::vector<std::string>& args) {
   Result<Model> model = catalog->model(model_id);
   if (!model) {
     return report_error(kName, model.error());
+  }
+  if (model->max_positions > 0 && input + output > model->max_positions) {
+    return usage("--input",
+                 fmt::format("{} + {} tokens exceed the {}-token context of {}", input, output,
+                             model->max_positions, model->id),
+                 "shorten the prompt or the output");
   }
   Result<const Gpu*> gpu = catalog->gpu(gpu_id);
   if (!gpu) {
