@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <deque>
+#include <fstream>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <random>
 #include <vector>
@@ -19,6 +22,8 @@ namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
 struct Request {
+  int64_t input = 0;
+  int64_t output = 0;
   double arrival = 0;
   int64_t prefilled = 0;  // prompt tokens in the KV cache
   int64_t generated = 0;  // output tokens produced
@@ -106,6 +111,9 @@ class Simulation {
     const std::vector<double> t = arrivals(w, gen_);
     requests_.resize(t.size());
     for (size_t i = 0; i < t.size(); ++i) {
+      const RequestLength l = w.length(static_cast<int64_t>(i));
+      requests_[i].input = l.input;
+      requests_[i].output = l.output;
       requests_[i].arrival = t[i];
       if (t[i] < kNever) {
         pending_.push({t[i], static_cast<int64_t>(i)});
@@ -115,13 +123,14 @@ class Simulation {
 
   ServingResult run() {
     ServingResult r;
-    const int64_t context = w_.input_tokens + w_.output_tokens;
-    r.kv_sequences = model_.kv_tokens() / std::max<int64_t>(1, context);
-    if (r.kv_sequences < 1) {
+    const int64_t longest = w_.max_context();
+    r.kv_sequences =
+        static_cast<int64_t>(static_cast<double>(model_.kv_tokens()) / w_.mean_context());
+    if (longest > model_.kv_tokens()) {
       r.reason = fmt::format(
           "one request's context ({} tokens) is more than the KV cache of an instance holds "
           "({} tokens)",
-          context, model_.kv_tokens());
+          longest, model_.kv_tokens());
       return r;
     }
     int64_t done = 0;
@@ -178,14 +187,17 @@ class Simulation {
   // Admits what fits and plans the next iteration; leaves the engine idle when there is
   // nothing to run.
   void start(Engine& e, double now) {
-    const int64_t context = w_.input_tokens + w_.output_tokens;
     const bool static_batch = s_.batching == Batching::kStatic;
     if (static_batch && e.running.empty()) {
       e.batch_open = true;
     }
     const int64_t limit = static_batch ? s_.static_batch : model_.params().max_batch;
-    while (!e.waiting.empty() && e.batch_open && static_cast<int64_t>(e.running.size()) < limit &&
-           e.kv_reserved + context <= model_.kv_tokens()) {
+    while (!e.waiting.empty() && e.batch_open && static_cast<int64_t>(e.running.size()) < limit) {
+      const Request& head = requests_[static_cast<size_t>(e.waiting.front())];
+      const int64_t context = head.input + head.output;
+      if (e.kv_reserved + context > model_.kv_tokens()) {
+        break;  // first come, first served: the head waits for room
+      }
       e.running.push_back(e.waiting.front());
       e.waiting.pop_front();
       e.kv_reserved += context;
@@ -200,24 +212,24 @@ class Simulation {
     BatchShape b;
     for (int64_t id : e.running) {
       const Request& q = requests_[static_cast<size_t>(id)];
-      if (q.prefilled == w_.input_tokens && budget > 0) {
+      if (q.prefilled == q.input && budget > 0) {
         e.work.push_back({id, 0});
         ++b.decodes;
-        b.decode_context += static_cast<double>(w_.input_tokens + q.generated);
+        b.decode_context += static_cast<double>(q.input + q.generated);
         --budget;
       }
     }
     for (int64_t id : e.running) {
       const Request& q = requests_[static_cast<size_t>(id)];
-      if (q.prefilled < w_.input_tokens && budget > 0) {
-        const int64_t c = std::min(w_.input_tokens - q.prefilled, budget);
+      if (q.prefilled < q.input && budget > 0) {
+        const int64_t c = std::min(q.input - q.prefilled, budget);
         e.work.push_back({id, c});
         b.prefill_tokens += c;
         const double p = static_cast<double>(q.prefilled);
         const double cd = static_cast<double>(c);
         b.prefill_keys += cd * p + cd * (cd + 1.0) / 2.0;
         budget -= c;
-        if (q.prefilled + c == w_.input_tokens) {
+        if (q.prefilled + c == q.input) {
           ++b.logits;
         }
       }
@@ -243,13 +255,13 @@ class Simulation {
       Request& q = requests_[static_cast<size_t>(k.request)];
       if (k.prefill > 0) {
         q.prefilled += k.prefill;
-        if (q.prefilled < w_.input_tokens) {
+        if (q.prefilled < q.input) {
           continue;
         }
         q.first_token = now;
       }
       ++q.generated;
-      if (q.generated == w_.output_tokens) {
+      if (q.generated == q.output) {
         q.finish = now;
         ++finished;
         // Closed loop: the user whose request ended sends the next one after thinking; the
@@ -264,13 +276,12 @@ class Simulation {
         }
       }
     }
-    const int64_t context = w_.input_tokens + w_.output_tokens;
     std::erase_if(e.running, [&](int64_t id) {
       const Request& q = requests_[static_cast<size_t>(id)];
-      if (q.generated < w_.output_tokens) {
+      if (q.generated < q.output) {
         return false;
       }
-      e.kv_reserved -= context;
+      e.kv_reserved -= q.input + q.output;
       return true;
     });
     e.busy = false;
@@ -286,25 +297,28 @@ class Simulation {
     double first = kNever;
     double last = 0;
     double gaps = 0;
+    double gap_count = 0;
+    double tokens = 0;
     for (const Request& q : requests_) {
       first = std::min(first, q.arrival);
       last = std::max(last, q.finish);
       ttft.push_back(q.first_token - q.arrival);
       e2e.push_back(q.finish - q.arrival);
-      if (w_.output_tokens > 1) {
-        tpot.push_back((q.finish - q.first_token) / static_cast<double>(w_.output_tokens - 1));
+      tokens += static_cast<double>(q.output);
+      if (q.output > 1) {
+        tpot.push_back((q.finish - q.first_token) / static_cast<double>(q.output - 1));
         gaps += q.finish - q.first_token;
+        gap_count += static_cast<double>(q.output - 1);
       }
     }
     r.duration = Seconds(last - first);
-    const double tokens = static_cast<double>(r.requests * w_.output_tokens);
     r.output_tokens_per_s = r.duration.si() > 0 ? tokens / r.duration.si() : 0;
     r.requests_per_s = r.duration.si() > 0 ? static_cast<double>(r.requests) / r.duration.si() : 0;
     r.ttft = percentiles(std::move(ttft));
     r.tpot = percentiles(std::move(tpot));
     r.e2e = percentiles(std::move(e2e));
-    if (w_.output_tokens > 1) {
-      r.itl_mean = gaps / static_cast<double>(r.requests * (w_.output_tokens - 1));
+    if (gap_count > 0) {
+      r.itl_mean = gaps / gap_count;
     }
     r.mean_batch = busy_time_ > 0 ? batch_time_ / busy_time_ : 0;
     r.max_batch = max_batch_;
@@ -359,8 +373,9 @@ Result<Balancer> parse_balancer(std::string_view name) {
 ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
                                const ServingSetup& s) {
   GPUPLAN_CHECK(model.feasible(), "simulating an instance that cannot serve");
-  GPUPLAN_CHECK(w.requests > 0 && w.input_tokens > 0 && w.output_tokens > 0,
-                "a workload needs requests with input and output tokens");
+  GPUPLAN_CHECK(
+      w.requests > 0 && (!w.lengths.empty() || (w.input_tokens > 0 && w.output_tokens > 0)),
+      "a workload needs requests with input and output tokens");
   GPUPLAN_CHECK(s.replicas > 0, "a setup needs an instance");
   GPUPLAN_CHECK(s.batching == Batching::kContinuous || s.static_batch > 0,
                 "static batching needs a batch size");
@@ -440,15 +455,15 @@ Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, cons
 UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
                              const Slo& slo) {
   UserCapacity c;
-  const int64_t context = w.input_tokens + w.output_tokens;
   const int64_t at_once =
-      std::min(model.params().max_batch, model.kv_tokens() / std::max<int64_t>(1, context)) *
+      std::min(model.params().max_batch,
+               static_cast<int64_t>(static_cast<double>(model.kv_tokens()) / w.mean_context())) *
       s.replicas;
-  if (at_once < 1) {
+  if (w.max_context() > model.kv_tokens() || at_once < 1) {
     c.reason = fmt::format(
         "one request's context ({} tokens) is more than the KV cache of an instance holds "
         "({} tokens)",
-        context, model.kv_tokens());
+        w.max_context(), model.kv_tokens());
     return c;
   }
   auto run = [&](int64_t users) {
@@ -485,6 +500,90 @@ UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, con
     }
   }
   return c;
+}
+
+RequestLength Workload::length(int64_t request) const {
+  if (lengths.empty()) {
+    return {input_tokens, output_tokens};
+  }
+  return lengths[static_cast<size_t>(request) % lengths.size()];
+}
+
+double Workload::mean_context() const {
+  if (lengths.empty()) {
+    return static_cast<double>(input_tokens + output_tokens);
+  }
+  double sum = 0;
+  for (const RequestLength& l : lengths) {
+    sum += static_cast<double>(l.input + l.output);
+  }
+  return sum / static_cast<double>(lengths.size());
+}
+
+int64_t Workload::max_context() const {
+  int64_t most = lengths.empty() ? input_tokens + output_tokens : 0;
+  for (const RequestLength& l : lengths) {
+    most = std::max(most, l.input + l.output);
+  }
+  return most;
+}
+
+Result<std::vector<RequestLength>> load_request_lengths(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return fail(path, "cannot open the file", "check the path");
+  }
+  std::vector<RequestLength> out;
+  std::string line;
+  int64_t number = 0;
+  bool header = false;
+  // One positive integer, all of `text`.
+  auto count = [](std::string_view text) -> std::optional<int64_t> {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+      text.remove_prefix(1);
+    }
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
+      text.remove_suffix(1);
+    }
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || v < 1) {
+      return std::nullopt;
+    }
+    return v;
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    const std::string where = fmt::format("{}:{}", path, number);
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    if (line.empty() || line.front() == '#') {
+      continue;
+    }
+    if (!header) {
+      if (line != "input_tokens,output_tokens") {
+        return fail(where, fmt::format("the header is '{}'", line),
+                    "the first line must be 'input_tokens,output_tokens'");
+      }
+      header = true;
+      continue;
+    }
+    const size_t comma = line.find(',');
+    const std::optional<int64_t> a =
+        comma == std::string::npos ? std::nullopt : count(std::string_view(line).substr(0, comma));
+    const std::optional<int64_t> b =
+        comma == std::string::npos ? std::nullopt : count(std::string_view(line).substr(comma + 1));
+    if (!a || !b) {
+      return fail(where, fmt::format("'{}' is not two token counts", line),
+                  "each line is input_tokens,output_tokens, both positive integers");
+    }
+    out.push_back({*a, *b});
+  }
+  if (out.empty()) {
+    return fail(path, "no requests", "give a header line and one line per request");
+  }
+  return out;
 }
 
 }  // namespace gpuplan

@@ -185,6 +185,32 @@ TEST_F(ServingTest, UserCapacityIsTheMostUsersThatMeetTheObjective) {
   EXPECT_FALSE(meets_slo(simulate_serving(*model_, more, ServingSetup{}), slo));
 }
 
+TEST_F(ServingTest, RequestLengthsComeFromATraceFile) {
+  const std::string dir = std::string(GPUPLAN_TEST_DATA_DIR) + "/serving/";
+  Result<std::vector<RequestLength>> l = load_request_lengths(dir + "lengths.csv");
+  ASSERT_TRUE(l.has_value()) << l.error().message();
+  ASSERT_EQ(l->size(), 2U);  // the comment and the blank line are skipped
+  EXPECT_EQ((*l)[1].input, 2000);
+  EXPECT_EQ((*l)[1].output, 200);
+  Result<std::vector<RequestLength>> header = load_request_lengths(dir + "bad-header.csv");
+  ASSERT_FALSE(header.has_value());
+  EXPECT_EQ(header.error().where, dir + "bad-header.csv:1");
+  Result<std::vector<RequestLength>> line = load_request_lengths(dir + "bad-line.csv");
+  ASSERT_FALSE(line.has_value());
+  EXPECT_EQ(line.error().message(),
+            dir +
+                "bad-line.csv:3: '300,x' is not two token counts; each line is "
+                "input_tokens,output_tokens, both positive integers");
+  // Ten requests take the two lengths in turn: 5 x 20 + 5 x 200 output tokens.
+  Workload w = work(10, 0, 0);
+  w.lengths = *l;
+  const ServingResult r = simulate_serving(*model_, w, ServingSetup{});
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_NEAR(r.output_tokens_per_s * r.duration.si(), 5 * 20 + 5 * 200, 1e-6);
+  EXPECT_DOUBLE_EQ(w.mean_context(), (120 + 2200) / 2.0);
+  EXPECT_EQ(w.max_context(), 2200);
+}
+
 TEST_F(ServingTest, BalancerNamesParseWithASuggestion) {
   EXPECT_EQ(*parse_balancer("round-robin"), Balancer::kRoundRobin);
   EXPECT_EQ(balancer_name(Balancer::kLeastLoaded), "least-loaded");

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuplan/inference.h"
 #include "gpuplan/result.h"
@@ -36,6 +37,17 @@ enum class Balancer {
 std::string_view balancer_name(Balancer b);
 Result<Balancer> parse_balancer(std::string_view name);
 
+// The prompt and output lengths of one request, in tokens.
+struct RequestLength {
+  int64_t input = 0;
+  int64_t output = 0;
+};
+
+// Reads request lengths from a CSV file: a header line `input_tokens,output_tokens`, then one
+// request per line as two positive integers (a trace of token counts, e.g. from a tokenised
+// dataset). Blank lines and lines starting with '#' are skipped. Errors name file:line.
+Result<std::vector<RequestLength>> load_request_lengths(const std::string& path);
+
 struct Workload {
   int64_t requests = 1000;
   int64_t input_tokens = 0;
@@ -47,6 +59,13 @@ struct Workload {
   // `think_time` after its last one ends, all starting at t = 0; 0: open loop.
   int64_t users = 0;
   Seconds think_time;
+  // Per-request lengths, taken in order and repeated; empty: every request has input_tokens
+  // and output_tokens.
+  std::vector<RequestLength> lengths;
+
+  RequestLength length(int64_t request) const;
+  double mean_context() const;  // input + output, averaged over the requests
+  int64_t max_context() const;
 };
 
 struct ServingSetup {

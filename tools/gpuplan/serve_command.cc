@@ -145,8 +145,12 @@ int run_serve(const std::vector<std::string>& args) {
   bool json = false;
   app.add_option("model", model_id, "catalog model id or path to a config.json")->required();
   app.add_option("--gpu", gpu_id, "catalog GPU id")->required();
-  app.add_option("--input", input, "prompt tokens per request")->required();
-  app.add_option("--output", output, "output tokens per request")->required();
+  std::string lengths_file;
+  app.add_option("--input", input, "prompt tokens per request");
+  app.add_option("--output", output, "output tokens per request");
+  app.add_option("--lengths", lengths_file,
+                 "CSV of per-request lengths (header input_tokens,output_tokens), instead of "
+                 "--input and --output");
   app.add_option("--tp", tp, "GPUs per instance (tensor parallel); default: try 1, 2, 4, 8");
   app.add_option("--max-tp", max_tp,
                  "without --tp, the most PCIe cards one instance may span (default 8)");
@@ -177,8 +181,30 @@ int run_serve(const std::vector<std::string>& args) {
   if (std::optional<int> status = parse_flags(app, args, kName)) {
     return *status;
   }
-  if (input < 1 || output < 1) {
-    return usage(input < 1 ? "--input" : "--output", "must be at least 1 token", "");
+  if (lengths_file.empty() && (input < 1 || output < 1)) {
+    return usage(input < 1 ? "--input" : "--output",
+                 input == 0 || output == 0 ? "is required" : "must be at least 1 token",
+                 "give --input and --output, or --lengths FILE");
+  }
+  if (!lengths_file.empty() && (input != 0 || output != 0)) {
+    return usage("--lengths", "the file gives every request's lengths",
+                 "drop --input and --output");
+  }
+  std::vector<RequestLength> lengths;
+  if (!lengths_file.empty()) {
+    Result<std::vector<RequestLength>> l = load_request_lengths(lengths_file);
+    if (!l) {
+      return report_error(kName, l.error());
+    }
+    lengths = std::move(*l);
+    // The means stand for the trace where one length is shown (floors, the table).
+    double in = 0, out = 0;
+    for (const RequestLength& r : lengths) {
+      in += static_cast<double>(r.input);
+      out += static_cast<double>(r.output);
+    }
+    input = std::llround(in / static_cast<double>(lengths.size()));
+    output = std::llround(out / static_cast<double>(lengths.size()));
   }
   if (requests < 1 || replicas < 1) {
     return usage(requests < 1 ? "--requests" : "--replicas", "must be at least 1", "");
@@ -271,11 +297,19 @@ int run_serve(const std::vector<std::string>& args) {
   if (!model) {
     return report_error(kName, model.error());
   }
-  if (model->max_positions > 0 && input + output > model->max_positions) {
-    return usage("--input",
-                 fmt::format("{} + {} tokens exceed the {}-token context of {}", input, output,
-                             model->max_positions, model->id),
-                 "shorten the prompt or the output");
+  Workload w;
+  w.requests = requests;
+  w.input_tokens = input;
+  w.output_tokens = output;
+  w.lengths = lengths;
+  if (model->max_positions > 0 && w.max_context() > model->max_positions) {
+    const std::string what = lengths.empty()
+                                 ? fmt::format("{} + {} tokens", input, output)
+                                 : fmt::format("the longest request, {} tokens,", w.max_context());
+    return usage(
+        lengths.empty() ? "--input" : "--lengths",
+        fmt::format("{} exceed the {}-token context of {}", what, model->max_positions, model->id),
+        "shorten the prompt or the output");
   }
   Result<const Gpu*> gpu = catalog->gpu(gpu_id);
   if (!gpu) {
@@ -288,10 +322,6 @@ int run_serve(const std::vector<std::string>& args) {
   }
   base.scale_up = *fabric;
 
-  Workload w;
-  w.requests = requests;
-  w.input_tokens = input;
-  w.output_tokens = output;
   w.rate_per_s = rate;
   w.seed = seed;
   w.users = users;
@@ -344,9 +374,14 @@ int run_serve(const std::vector<std::string>& args) {
     }
   }
 
-  const std::string what = fmt::format(
-      "{} on {}, {} weights, {} KV cache, {} -> {} tokens per request", model->id, (*gpu)->id,
-      precision_name(base.precision), precision_name(base.kv_precision), input, output);
+  const std::string per_request =
+      lengths.empty()
+          ? fmt::format("{} -> {} tokens per request", input, output)
+          : fmt::format("request lengths from {} ({} lines, means {} -> {} tokens, longest {})",
+                        lengths_file, lengths.size(), input, output, w.max_context());
+  const std::string what =
+      fmt::format("{} on {}, {} weights, {} KV cache, {}", model->id, (*gpu)->id,
+                  precision_name(base.precision), precision_name(base.kv_precision), per_request);
   const std::string load_text =
       closed
           ? fmt::format("{} users in a closed loop{}", users,
@@ -454,9 +489,12 @@ int run_serve(const std::vector<std::string>& args) {
     }
     const InferenceModel& m = *o.model;
     std::vector<std::string> row = {
-        fmt::format("{}", o.tp),         gib(m.weights_per_gpu()),
-        gib(m.kv_budget_per_gpu()),      grouped(m.kv_tokens() / (input + output)),
-        ms(m.prefill_alone(input).si()), ms(m.decode_step(1, static_cast<double>(input)).si())};
+        fmt::format("{}", o.tp),
+        gib(m.weights_per_gpu()),
+        gib(m.kv_budget_per_gpu()),
+        grouped(static_cast<int64_t>(static_cast<double>(m.kv_tokens()) / w.mean_context())),
+        ms(m.prefill_alone(input).si()),
+        ms(m.decode_step(1, static_cast<double>(input)).si())};
     if (o.reason.empty()) {
       row.push_back(grouped(std::llround(o.offline.output_tokens_per_s)));
       row.push_back(closed ? grouped(std::llround(o.amount)) : fmt::format("{:.2f}", o.amount));
