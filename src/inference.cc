@@ -64,6 +64,18 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
                           gpu.scale_up_domain);
     return;
   }
+  const int64_t per_node = in.gpus_per_node > 0 ? in.gpus_per_node : in.gpus();
+  if (in.tp > per_node || per_node % in.tp != 0) {
+    reason_ = fmt::format("tp {} does not fit nodes of {} GPUs", in.tp, per_node);
+    return;
+  }
+  const int64_t nodes = (in.gpus() + per_node - 1) / per_node;
+  if (nodes > 1 && in.scale_out == nullptr) {
+    reason_ = fmt::format("the {} GPUs span {} nodes but no network between them is given",
+                          in.gpus(), nodes);
+    return;
+  }
+  boundaries_across_nodes_ = nodes - 1;
   const std::optional<double> rate = gemm_rate(gpu, in.precision);
   const std::optional<double> sixteen = gemm_rate(gpu, Precision::kBf16);
   if (!rate || !sixteen) {
@@ -76,6 +88,7 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   mj.precision = in.precision;
   mj.kv_precision = in.kv_precision;
   mj.layout.tp = in.tp;
+  mj.layout.pp = in.pp;
   // The engine's working set: one iteration of the full token budget, logits for every
   // sequence it may run.
   mj.batch = ip.max_batch;
@@ -149,9 +162,11 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
 
   Cluster c;
   c.gpu = &gpu;
-  c.gpus = in.tp;
-  c.gpus_per_node = in.tp;
+  c.gpus = in.gpus();
+  c.gpus_per_node = per_node;
   c.scale_up = in.scale_up;
+  c.scale_out = nodes > 1 ? in.scale_out : nullptr;
+  c.nics_per_node = in.nics_per_node > 0 ? in.nics_per_node : per_node;
   network_ = cluster_network(c, tp);
 }
 
@@ -185,6 +200,17 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
     const Bytes message(n * static_cast<double>(hidden_) * kActivationBytes);
     out.tp_comm = all_reduce_time(message, Group{instance_.tp, instance_.tp}, network_) *
                   (2.0 * static_cast<double>(layers_));
+  }
+  if (instance_.pp > 1) {
+    // Each stage hands its 16-bit activations to the next; boundaries between nodes go over
+    // the network.
+    const Bytes handoff(n * static_cast<double>(hidden_) * kActivationBytes);
+    const int64_t inside = instance_.pp - 1 - boundaries_across_nodes_;
+    out.pp_comm = send_recv_time(handoff, false, network_) * static_cast<double>(inside);
+    if (boundaries_across_nodes_ > 0) {
+      out.pp_comm +=
+          send_recv_time(handoff, true, network_) * static_cast<double>(boundaries_across_nodes_);
+    }
   }
   out.overhead = params_.iteration_overhead + params_.layer_overhead * static_cast<double>(layers_);
   return out;

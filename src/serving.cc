@@ -107,7 +107,11 @@ Percentiles percentiles(std::vector<double> v) {
 class Simulation {
  public:
   Simulation(const InferenceModel& m, const Workload& w, const ServingSetup& s)
-      : model_(m), w_(w), s_(s), engines_(static_cast<size_t>(s.replicas)), gen_(w.seed) {
+      : model_(m),
+        w_(w),
+        s_(s),
+        engines_(static_cast<size_t>(s.replicas * m.engines())),
+        gen_(w.seed) {
     const std::vector<double> t = arrivals(w, gen_);
     requests_.resize(t.size());
     for (size_t i = 0; i < t.size(); ++i) {
@@ -126,11 +130,14 @@ class Simulation {
     const int64_t longest = w_.max_context();
     r.kv_sequences =
         static_cast<int64_t>(static_cast<double>(model_.kv_tokens()) / w_.mean_context());
-    if (longest > model_.kv_tokens()) {
+    if (longest > model_.engine_kv_tokens()) {
       r.reason = fmt::format(
           "one request's context ({} tokens) is more than the KV cache of an instance holds "
-          "({} tokens)",
-          longest, model_.kv_tokens());
+          "({} tokens{})",
+          longest, model_.engine_kv_tokens(),
+          model_.engines() > 1
+              ? fmt::format(" for each of its {} batches in flight", model_.engines())
+              : "");
       return r;
     }
     int64_t done = 0;
@@ -173,7 +180,7 @@ class Simulation {
   void dispatch(int64_t id) {
     size_t target = 0;
     if (s_.balancer == Balancer::kRoundRobin) {
-      target = static_cast<size_t>(id % s_.replicas);
+      target = static_cast<size_t>(id % static_cast<int64_t>(engines_.size()));
     } else {
       for (size_t e = 1; e < engines_.size(); ++e) {
         if (engines_[e].load() < engines_[target].load()) {
@@ -191,11 +198,11 @@ class Simulation {
     if (static_batch && e.running.empty()) {
       e.batch_open = true;
     }
-    const int64_t limit = static_batch ? s_.static_batch : model_.params().max_batch;
+    const int64_t limit = static_batch ? s_.static_batch : model_.engine_max_batch();
     while (!e.waiting.empty() && e.batch_open && static_cast<int64_t>(e.running.size()) < limit) {
       const Request& head = requests_[static_cast<size_t>(e.waiting.front())];
       const int64_t context = head.input + head.output;
-      if (e.kv_reserved + context > model_.kv_tokens()) {
+      if (e.kv_reserved + context > model_.engine_kv_tokens()) {
         break;  // first come, first served: the head waits for room
       }
       e.running.push_back(e.waiting.front());
@@ -240,6 +247,7 @@ class Simulation {
     }
     b.logits += b.decodes;
     const double t = model_.iteration(b).total().si();
+    GPUPLAN_CHECK(std::isfinite(t) && t > 0, "an iteration without a finite positive time");
     e.busy = true;
     e.end = now + t;
     ++iterations_;
@@ -455,15 +463,15 @@ Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, cons
 UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
                              const Slo& slo) {
   UserCapacity c;
-  const int64_t at_once =
-      std::min(model.params().max_batch,
-               static_cast<int64_t>(static_cast<double>(model.kv_tokens()) / w.mean_context())) *
-      s.replicas;
-  if (w.max_context() > model.kv_tokens() || at_once < 1) {
+  const int64_t per_engine = std::min(
+      model.engine_max_batch(),
+      static_cast<int64_t>(static_cast<double>(model.engine_kv_tokens()) / w.mean_context()));
+  const int64_t at_once = per_engine * model.engines() * s.replicas;
+  if (w.max_context() > model.engine_kv_tokens() || at_once < 1) {
     c.reason = fmt::format(
         "one request's context ({} tokens) is more than the KV cache of an instance holds "
         "({} tokens)",
-        w.max_context(), model.kv_tokens());
+        w.max_context(), model.engine_kv_tokens());
     return c;
   }
   auto run = [&](int64_t users) {

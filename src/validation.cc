@@ -263,15 +263,16 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
   if (!cluster) {
     return Outcome(cluster.error().message());
   }
-  if (pp > 1) {
-    return Outcome(std::string("pipeline-parallel serving is not modelled"));
-  }
   if (w.input_tokens == 0 || w.output_tokens == 0) {
     return Outcome(
         std::string("the source gives the request lengths only as a distribution (lengths_note)"));
   }
   in.gpu = cluster->gpu;
   in.scale_up = cluster->scale_up;
+  in.pp = pp;
+  in.gpus_per_node = cluster->gpus_per_node;
+  in.scale_out = cluster->scale_out;
+  in.nics_per_node = cluster->nics_per_node;
   const InferenceModel m(*model, in, catalog.memory_params(), catalog.train_params(),
                          catalog.inference_params());
   if (!m.feasible()) {

@@ -15,11 +15,13 @@ class InferenceTest : public ::testing::Test {
   static void SetUpTestSuite() { catalog_ = &shipped_catalog(); }
 
   static InferenceModel make(const char* model, const char* gpu, int64_t tp,
-                             Precision p = Precision::kBf16, Precision kv = Precision::kBf16) {
+                             Precision p = Precision::kBf16, Precision kv = Precision::kBf16,
+                             int64_t pp = 1) {
     Instance in;
     in.gpu = *catalog_->gpu(gpu);
     in.scale_up = *catalog_->fabric(in.gpu->scale_up);
     in.tp = tp;
+    in.pp = pp;
     in.precision = p;
     in.kv_precision = kv;
     return InferenceModel(*catalog_->model(model), in, catalog_->memory_params(),
@@ -177,6 +179,68 @@ TEST_F(InferenceTest, SteadyStateDecodesEveryUserAndPrefillsTheRequestsThatStart
   b.logits = 100;
   EXPECT_NEAR(im.steady_step(100, 1000, 300).si(), im.iteration(b).total().si(), 1e-12);
   EXPECT_GT(im.steady_step(100, 1000, 300).si(), im.decode_step(100, 1150).si());
+}
+
+TEST_F(InferenceTest, PipelineStagesSplitTheLayersAndHandActivationsOn) {
+  // Llama 3.1 70B, tp 2 x pp 2 on one node: each GPU holds about half the layers of a tp 2
+  // instance; one batch's pass costs the same per layer plus one hand-off of T x 8192 x 2 bytes
+  // between the stages over NVLink; the instance keeps 2 batches in flight, each with half
+  // of the KV cache.
+  const InferenceModel one = make("llama-3.1-70b", "h200-sxm", 2);
+  const InferenceModel two =
+      make("llama-3.1-70b", "h200-sxm", 2, Precision::kBf16, Precision::kBf16, 2);
+  ASSERT_TRUE(one.feasible() && two.feasible()) << two.reason();
+  EXPECT_NEAR(two.weights_per_gpu().si() / one.weights_per_gpu().si(), 0.5, 0.02);
+  BatchShape b;
+  b.decodes = 32;
+  b.decode_context = 32 * 2000.0;
+  b.logits = 32;
+  EXPECT_DOUBLE_EQ(two.iteration(b).matmul.si(), one.iteration(b).matmul.si());
+  Cluster c;
+  c.gpu = *catalog_->gpu("h200-sxm");
+  c.gpus = 4;
+  c.gpus_per_node = 4;
+  c.scale_up = *catalog_->fabric("nvlink4");
+  const Network net = cluster_network(c, catalog_->train_params());
+  EXPECT_NEAR(two.iteration(b).pp_comm.si(),
+              send_recv_time(Bytes(32 * 8192 * 2.0), false, net).si(), 1e-15);
+  EXPECT_EQ(two.engines(), 2);
+  EXPECT_EQ(two.engine_kv_tokens(), two.kv_tokens() / 2);
+}
+
+TEST_F(InferenceTest, StagesAcrossNodesNeedANetwork) {
+  // 405B in bf16 (~810 GB) needs two 8-GPU H100 nodes: tp 8 x pp 2 over InfiniBand.
+  Instance in;
+  in.gpu = *catalog_->gpu("h100-sxm");
+  in.scale_up = *catalog_->fabric("nvlink4");
+  in.tp = 8;
+  in.pp = 2;
+  in.gpus_per_node = 8;
+  const Model m = *catalog_->model("llama-3.1-405b");
+  const InferenceModel alone(m, in, catalog_->memory_params(), catalog_->train_params(),
+                             catalog_->inference_params());
+  EXPECT_FALSE(alone.feasible());
+  EXPECT_NE(alone.reason().find("span 2 nodes but no network"), std::string::npos)
+      << alone.reason();
+  in.scale_out = *catalog_->fabric("ib-ndr-400g");
+  in.nics_per_node = 8;
+  const InferenceModel linked(m, in, catalog_->memory_params(), catalog_->train_params(),
+                              catalog_->inference_params());
+  ASSERT_TRUE(linked.feasible()) << linked.reason();
+  BatchShape b;
+  b.decodes = 8;
+  b.logits = 8;
+  // The one boundary crosses the nodes: 8 tokens x 16384 x 2 bytes over the network.
+  Cluster c;
+  c.gpu = in.gpu;
+  c.gpus = 16;
+  c.gpus_per_node = 8;
+  c.scale_up = in.scale_up;
+  c.scale_out = in.scale_out;
+  c.nics_per_node = 8;
+  const Network net = cluster_network(c, catalog_->train_params());
+  EXPECT_NEAR(linked.iteration(b).pp_comm.si(),
+              send_recv_time(Bytes(8 * 16384 * 2.0), true, net).si(), 1e-15);
 }
 
 }  // namespace

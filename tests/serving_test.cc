@@ -211,6 +211,23 @@ TEST_F(ServingTest, RequestLengthsComeFromATraceFile) {
   EXPECT_EQ(w.max_context(), 2200);
 }
 
+TEST_F(ServingTest, APipelineKeepsOneBatchInFlightPerStage) {
+  // Two requests arriving together on a tp 1 x pp 2 instance go to the two batches in flight,
+  // one each, so each runs as a lone request would; on pp 1 they share one batch of two.
+  Instance in;
+  in.gpu = *catalog_->gpu("h100-sxm");
+  in.scale_up = *catalog_->fabric("nvlink4");
+  in.pp = 2;
+  const InferenceModel two(*catalog_->model("llama-3.1-8b"), in, catalog_->memory_params(),
+                           catalog_->train_params(), catalog_->inference_params());
+  ASSERT_TRUE(two.feasible()) << two.reason();
+  const ServingResult lone = simulate_serving(two, work(1, 400, 30), ServingSetup{});
+  const ServingResult pair = simulate_serving(two, work(2, 400, 30), ServingSetup{});
+  EXPECT_NEAR(pair.e2e.max, lone.e2e.mean, 1e-12);
+  EXPECT_EQ(pair.max_batch, 1);
+  EXPECT_EQ(simulate_serving(*model_, work(2, 400, 30), ServingSetup{}).max_batch, 2);
+}
+
 TEST_F(ServingTest, BalancerNamesParseWithASuggestion) {
   EXPECT_EQ(*parse_balancer("round-robin"), Balancer::kRoundRobin);
   EXPECT_EQ(balancer_name(Balancer::kLeastLoaded), "least-loaded");

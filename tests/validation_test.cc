@@ -69,11 +69,11 @@ TEST_F(ValidationTest, ASingleNodeRowNeedsNoNetworkAndABadLayoutOnlyLosesItsRow)
 TEST_F(ValidationTest, InferenceRowsGetOneEntryPerMetric) {
   Result<ValidationReport> r = run_validation(fixture("small-inference.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  // LAT: two metrics, DIST and PP one each; only LAT's TTFT is a metric gpuplan predicts for a
-  // row it can simulate.
+  // LAT: two metrics, DIST and PP one each; LAT's TTFT and PP's TPOT are predicted, LAT's
+  // goodput is no metric gpuplan knows and DIST has no lengths.
   ASSERT_EQ(r->entries.size(), 4U);
   EXPECT_EQ(r->rows, 4);
-  EXPECT_EQ(r->predicted, 1);
+  EXPECT_EQ(r->predicted, 2);
   const ValidationEntry& ttft = r->entries[1];  // metrics come in key order: goodput, ttft
   EXPECT_EQ(ttft.metric, "ttft_ms_mean");
   ASSERT_TRUE(ttft.predicted.has_value()) << ttft.reason;
@@ -83,7 +83,9 @@ TEST_F(ValidationTest, InferenceRowsGetOneEntryPerMetric) {
   EXPECT_NEAR(ttft.error_pct, (*ttft.predicted - 50) / 50 * 100, 1e-9);
   EXPECT_NE(r->entries[0].reason.find("'goodput' is not a serving metric"), std::string::npos);
   EXPECT_NE(r->entries[2].reason.find("only as a distribution"), std::string::npos);
-  EXPECT_EQ(r->entries[3].reason, "pipeline-parallel serving is not modelled");
+  // PP: two stages of 16 layers on one node; the pipeline hands activations from stage to stage.
+  ASSERT_TRUE(r->entries[3].predicted.has_value()) << r->entries[3].reason;
+  EXPECT_EQ(r->entries[3].metric, "tpot_ms_mean");
 }
 
 TEST_F(ValidationTest, MalformedFilesAreErrors) {

@@ -12,6 +12,7 @@
 #ifndef GPUPLAN_INFERENCE_H_
 #define GPUPLAN_INFERENCE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -35,13 +36,20 @@ struct InferenceParams {
                                   // memory-bound decode kernels reach
 };
 
-// One model replica.
+// One model replica: tp x pp GPUs. Pipeline stages hold consecutive layers; an engine keeps pp
+// batches in flight, one per stage (vLLM's and TensorRT-LLM's pipeline-parallel serving).
 struct Instance {
   const Gpu* gpu = nullptr;
-  const Fabric* scale_up = nullptr;  // links between the instance's GPUs
+  const Fabric* scale_up = nullptr;  // links between the GPUs of a node
   int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t gpus_per_node = 0;          // 0: the whole instance in one node
+  const Fabric* scale_out = nullptr;  // between nodes, when the stages span nodes
+  int64_t nics_per_node = 0;
   Precision precision = Precision::kBf16;     // weights (and GEMM inputs for fp8 / int8)
   Precision kv_precision = Precision::kBf16;  // KV cache
+
+  int64_t gpus() const { return tp * pp; }
 };
 
 // What one iteration processes.
@@ -59,9 +67,10 @@ struct IterationTime {
   Seconds attention;    // prefill attention FLOPs + decode KV reads
   Seconds elementwise;  // norms, activations, residuals, rotary
   Seconds tp_comm;      // tensor-parallel all-reduces
+  Seconds pp_comm;      // activations handed from stage to stage
   Seconds overhead;     // host: scheduling, sampling, launches
 
-  Seconds total() const { return matmul + attention + elementwise + tp_comm + overhead; }
+  Seconds total() const { return matmul + attention + elementwise + tp_comm + pp_comm + overhead; }
 };
 
 // The instance's per-iteration cost model, with the constants that do not depend on the batch
@@ -76,6 +85,8 @@ class InferenceModel {
   bool feasible() const { return reason_.empty(); }
   const std::string& reason() const { return reason_; }  // why not, when infeasible
 
+  // One batch's pass through every stage: with pp > 1 the instance runs pp such batches at
+  // once, one per stage, so each takes this long and the stages stay busy.
   IterationTime iteration(const BatchShape& b) const;
 
   const Instance& instance() const { return instance_; }
@@ -87,6 +98,13 @@ class InferenceModel {
   Bytes kv_budget_per_gpu() const { return kv_budget_; }
   double kv_bytes_per_token() const { return kv_per_token_; }  // on one GPU, all layers
   int64_t kv_tokens() const { return kv_tokens_; }             // context the instance holds
+  // Batches in flight at once (pp) and what each may hold: the instance's KV cache and
+  // max_batch, shared evenly.
+  int64_t engines() const { return instance_.pp; }
+  int64_t engine_kv_tokens() const { return kv_tokens_ / instance_.pp; }
+  int64_t engine_max_batch() const {
+    return std::max<int64_t>(1, params_.max_batch / instance_.pp);
+  }
   Bytes usable_per_gpu() const { return usable_; }
 
   // Time to prefill one prompt alone and sample its first token (the TTFT floor), and one decode
@@ -128,6 +146,7 @@ class InferenceModel {
   double attention_flops_ = 0;   // per (query token, key) pair, all layers
   double activation_bytes_ = 0;  // elementwise HBM traffic per token, all layers
   Network network_;
+  int64_t boundaries_across_nodes_ = 0;  // stage boundaries that cross a node
 };
 
 }  // namespace gpuplan

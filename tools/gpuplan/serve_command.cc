@@ -26,6 +26,8 @@ int usage(const std::string& flag, const std::string& what, const std::string& h
 // (closed loop) — within the objective, or at most without one.
 struct Option {
   int64_t tp = 0;
+  int64_t gpus = 0;    // tp x pp
+  std::string name;    // "tp 4", "tp 8 pp 2"
   std::string reason;  // why it cannot serve
   std::optional<InferenceModel> model;
   double amount = 0;   // requests/s or users
@@ -64,6 +66,11 @@ Fleet size_fleet(const InferenceModel& m, Workload w, ServingSetup s, const Slo&
     ++f.replicas;
   }
   return f;
+}
+
+// The table's first cell: "4", or "4 x 2" with pipeline stages.
+std::string cell(const Option& o) {
+  return o.gpus == o.tp ? fmt::format("{}", o.tp) : fmt::format("{} x {}", o.tp, o.gpus / o.tp);
 }
 
 std::string ms(double seconds) {
@@ -139,7 +146,8 @@ int run_serve(const std::vector<std::string>& args) {
   int64_t tp = 0, max_tp = 8, input = 0, output = 0, static_batch = 0, requests = 1000,
           replicas = 1;
   double rate = 0, target_rate = 0;
-  int64_t users = 0, target_users = 0;
+  int64_t users = 0, target_users = 0, pp = 1, gpus_per_node = 0, nics_per_node = 0;
+  std::string scale_out;
   std::string think;
   uint64_t seed = 1;
   bool json = false;
@@ -152,6 +160,12 @@ int run_serve(const std::vector<std::string>& args) {
                  "CSV of per-request lengths (header input_tokens,output_tokens), instead of "
                  "--input and --output");
   app.add_option("--tp", tp, "GPUs per instance (tensor parallel); default: try 1, 2, 4, 8");
+  app.add_option("--pp", pp, "pipeline stages per instance (default 1)");
+  app.add_option("--gpus-per-node", gpus_per_node,
+                 "GPUs per node (default: the GPU's NVLink domain, or --max-tp over PCIe)");
+  app.add_option("--scale-out", scale_out,
+                 "network between nodes, for instances that span them, e.g. ib-ndr-400g");
+  app.add_option("--nics-per-node", nics_per_node, "NICs per node (default: one per GPU)");
   app.add_option("--max-tp", max_tp,
                  "without --tp, the most PCIe cards one instance may span (default 8)");
   app.add_option("--precision", precision, "weights: bf16, fp16, fp8, int8, int4 (default bf16)");
@@ -215,6 +229,12 @@ int run_serve(const std::vector<std::string>& args) {
     return usage(requests > kMostRequests ? "--requests" : "--users",
                  fmt::format("at most {} requests are simulated", grouped(kMostRequests)),
                  "percentiles settle long before that; try 1000-100000");
+  }
+  if (pp < 1 || gpus_per_node < 0 || nics_per_node < 0) {
+    return usage(pp < 1              ? "--pp"
+                 : gpus_per_node < 0 ? "--gpus-per-node"
+                                     : "--nics-per-node",
+                 pp < 1 ? "must be at least 1" : "cannot be negative", "");
   }
   if (rate < 0 || target_rate < 0 || static_batch < 0 || tp < 0 || max_tp < 1) {
     return usage("", "--rate, --target-rate, --static-batch and --tp cannot be negative",
@@ -321,6 +341,18 @@ int run_serve(const std::vector<std::string>& args) {
     return report_error(kName, fabric.error());
   }
   base.scale_up = *fabric;
+  base.pp = pp;
+  base.gpus_per_node = gpus_per_node > 0
+                           ? gpus_per_node
+                           : ((*gpu)->scale_up_domain > 1 ? (*gpu)->scale_up_domain : max_tp);
+  base.nics_per_node = nics_per_node;
+  if (!scale_out.empty()) {
+    Result<const Fabric*> out = catalog->fabric(scale_out);
+    if (!out) {
+      return report_error(kName, Error{"--scale-out", out.error().what, out.error().hint});
+    }
+    base.scale_out = *out;
+  }
 
   w.rate_per_s = rate;
   w.seed = seed;
@@ -340,6 +372,8 @@ int run_serve(const std::vector<std::string>& args) {
   for (int64_t t = tp > 0 ? tp : 1; t <= (tp > 0 ? tp : widest); t *= 2) {
     Option o;
     o.tp = t;
+    o.gpus = t * pp;
+    o.name = pp > 1 ? fmt::format("tp {} pp {}", t, pp) : fmt::format("tp {}", t);
     Instance in = base;
     in.tp = t;
     o.model.emplace(*model, in, catalog->memory_params(), catalog->train_params(),
@@ -360,7 +394,7 @@ int run_serve(const std::vector<std::string>& args) {
         o.amount = static_cast<double>(slo.any() ? u.max_users : u.at_once);
         o.reason = u.reason;
       }
-      o.per_gpu = o.amount / static_cast<double>(t);
+      o.per_gpu = o.amount / static_cast<double>(o.gpus);
     }
     options.push_back(std::move(o));
     if (tp > 0) {
@@ -427,7 +461,7 @@ int run_serve(const std::vector<std::string>& args) {
     }
     j.key("options").begin_array();
     for (const Option& o : options) {
-      j.begin_object().field("tp", o.tp).field("feasible", o.reason.empty());
+      j.begin_object().field("tp", o.tp).field("pp", pp).field("feasible", o.reason.empty());
       if (!o.reason.empty()) {
         j.field("reason", o.reason);
       }
@@ -447,7 +481,7 @@ int run_serve(const std::vector<std::string>& args) {
     }
     j.end_array();
     if (best != nullptr) {
-      j.field("chosen_tp", best->tp).field("replicas", setup.replicas);
+      j.field("chosen_tp", best->tp).field("pp", pp).field("replicas", setup.replicas);
       write_result(j, "simulation", *run);
       if (fleet) {
         j.key("fleet")
@@ -455,7 +489,7 @@ int run_serve(const std::vector<std::string>& args) {
             .field(closed ? "target_users" : "target_requests_per_s",
                    closed ? static_cast<double>(target_users) : target_rate)
             .field("replicas", fleet->replicas)
-            .field("gpus", fleet->replicas * best->tp)
+            .field("gpus", fleet->replicas * best->gpus)
             .field("meets_objective", fleet->met);
         write_result(j, "simulation", fleet->result);
         j.end_object();
@@ -477,19 +511,20 @@ int run_serve(const std::vector<std::string>& args) {
   fmt::print("instances, one per tensor-parallel size ({})\n", capacity_text);
   const std::string amount_head = closed ? (slo.any() ? "capacity (users)" : "users")
                                          : (slo.any() ? "capacity (req/s)" : "req/s");
-  Table t({"tp", "weights/GPU", "KV cache/GPU", "requests in KV", "TTFT floor", "TPOT floor",
-           "offline tok/s", amount_head, closed ? "users per GPU" : "req/s per GPU", ""},
-          {true, true, true, true, true, true, true, true, true, false});
+  Table t(
+      {pp > 1 ? "tp x pp" : "tp", "weights/GPU", "KV cache/GPU", "requests in KV", "TTFT floor",
+       "TPOT floor", "offline tok/s", amount_head, closed ? "users per GPU" : "req/s per GPU", ""},
+      {true, true, true, true, true, true, true, true, true, false});
   std::vector<std::string> problems;
   for (const Option& o : options) {
     if (!o.model->feasible()) {
-      t.add({fmt::format("{}", o.tp), "-", "-", "-", "-", "-", "-", "-", "-", "cannot serve"});
-      problems.push_back(fmt::format("tp {} cannot serve: {}", o.tp, o.reason));
+      t.add({cell(o), "-", "-", "-", "-", "-", "-", "-", "-", "cannot serve"});
+      problems.push_back(fmt::format("{} cannot serve: {}", o.name, o.reason));
       continue;
     }
     const InferenceModel& m = *o.model;
     std::vector<std::string> row = {
-        fmt::format("{}", o.tp),
+        cell(o),
         gib(m.weights_per_gpu()),
         gib(m.kv_budget_per_gpu()),
         grouped(static_cast<int64_t>(static_cast<double>(m.kv_tokens()) / w.mean_context())),
@@ -502,7 +537,7 @@ int run_serve(const std::vector<std::string>& args) {
       row.push_back(&o == best && options.size() > 1 ? "<- best per GPU" : "");
     } else {
       row.insert(row.end(), {"-", "-", "-", "cannot serve"});
-      problems.push_back(fmt::format("tp {} cannot serve: {}", o.tp, o.reason));
+      problems.push_back(fmt::format("{} cannot serve: {}", o.name, o.reason));
     }
     t.add(row);
   }
@@ -518,7 +553,7 @@ int run_serve(const std::vector<std::string>& args) {
     fmt::print("\nanswer  {} cannot serve this on {}.\n", model->id, (*gpu)->id);
     return kExitOk;
   }
-  fmt::print("\nsimulation  tp {}, {} replica(s) ({}), {}, {} requests\n", best->tp, setup.replicas,
+  fmt::print("\nsimulation  {}, {} replica(s) ({}), {}, {} requests\n", best->name, setup.replicas,
              balancer_name(setup.balancer), load_text, w.requests);
   print_result(*run, "  ");
   if (slo.any()) {
@@ -528,8 +563,8 @@ int run_serve(const std::vector<std::string>& args) {
   }
   const double target = closed ? static_cast<double>(target_users) : target_rate;
   if (fleet) {
-    fmt::print("\nfleet  {:.4g} {} within {} need {} replicas of tp {} = {} x {}{}\n", target, unit,
-               slo_text(slo), fleet->replicas, best->tp, fleet->replicas * best->tp, (*gpu)->id,
+    fmt::print("\nfleet  {:.4g} {} within {} need {} replicas of {} = {} x {}{}\n", target, unit,
+               slo_text(slo), fleet->replicas, best->name, fleet->replicas * best->gpus, (*gpu)->id,
                fleet->met ? "" : " (not met even with these: the objective is too tight)");
     print_result(fleet->result, "  ");
   }
@@ -540,9 +575,9 @@ int run_serve(const std::vector<std::string>& args) {
              : fmt::format(" ({} output tokens/s)",
                            grouped(std::llround(best->amount * static_cast<double>(output))));
   fmt::print(
-      "\nanswer  one tp-{} instance {} {:.3g} {}{}{}; {}\n", best->tp, closed ? "holds" : "serves",
+      "\nanswer  one instance ({}) {} {:.3g} {}{}{}; {}\n", best->name, closed ? "holds" : "serves",
       best->amount, unit, slo.any() ? " within " + slo_text(slo) : " at most", tokens,
-      fleet ? fmt::format("{:.4g} {} take {} GPUs.", target, unit, fleet->replicas * best->tp)
+      fleet ? fmt::format("{:.4g} {} take {} GPUs.", target, unit, fleet->replicas * best->gpus)
             : fmt::format("add {} to size a fleet.", closed ? "--target-users" : "--target-rate"));
   return kExitOk;
 }
