@@ -198,27 +198,54 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   best.offer = &o;
   const Gpu& gpu = **c.gpu(o.gpu);
   const int64_t context = job.input_tokens + job.output_tokens;
+  // Why not, from the shape that came closest: too many nodes (the fewest) beats too slow,
+  // which beats a context that does not fit, which beats a shape that cannot hold the model;
+  // among equals the larger shape, which came closer.
   std::string last_reason = "no tensor-parallel size holds the model and one user's context";
+  int closest = -1;
+  auto why = [&](int rank, std::string reason) {
+    if (rank >= closest) {
+      closest = rank;
+      last_reason = std::move(reason);
+    }
+  };
+  Seconds fastest_alone;
   bool found = false;
   int64_t fewest_nodes = 0;
+  // Tensor parallelism inside a node; a model too big for one node adds pipeline stages of one
+  // node each over the offer's network.
+  std::vector<std::pair<int64_t, int64_t>> shapes;
   for (int64_t tp = 1; tp <= o.gpus_per_node; tp *= 2) {
+    shapes.push_back({tp, 1});
+  }
+  if (!o.scale_out.empty()) {
+    for (int64_t pp = 2; pp <= std::min({o.max_nodes, job.max_nodes, model.layers}); pp *= 2) {
+      shapes.push_back({o.gpus_per_node, pp});
+    }
+  }
+  for (const auto& [tp, pp] : shapes) {
+    const std::string shape =
+        pp > 1 ? fmt::format("tp {} pp {}", tp, pp) : fmt::format("tp {}", tp);
     Instance in;
     in.gpu = &gpu;
     in.scale_up = *c.fabric(o.scale_up);
     in.tp = tp;
+    in.pp = pp;
+    in.gpus_per_node = o.gpus_per_node;
+    in.scale_out = o.scale_out.empty() ? nullptr : *c.fabric(o.scale_out);
+    in.nics_per_node = o.nics_per_node;
     in.precision = job.precision;
     in.kv_precision = job.precision == Precision::kFp8 ? Precision::kFp8 : Precision::kBf16;
     const InferenceModel m(model, in, c.memory_params(), c.train_params(), c.inference_params());
     if (!m.feasible()) {
-      if (fewest_nodes == 0) {
-        last_reason = fmt::format("at tp {}: {}", tp, m.reason());
-      }
+      why(0, fmt::format("at {}: {}", shape, m.reason()));
       continue;
     }
-    const int64_t by_memory = std::min(m.kv_tokens() / context, m.params().max_batch);
+    // Each of the pp batches in flight holds its share of the users.
+    const int64_t by_memory = std::min(m.engine_kv_tokens() / context, m.engine_max_batch());
     if (by_memory < 1) {
-      last_reason = fmt::format(
-          "one user's {}-token context does not fit beside the weights even at tp {}", context, tp);
+      why(1, fmt::format("one user's {}-token context does not fit beside the weights even at {}",
+                         context, shape));
       continue;
     }
     // Every user keeps one request in flight: the steady state of continuous batching, prompts
@@ -226,40 +253,53 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
     auto tpot = [&](int64_t batch) {
       return m.steady_step(batch, job.input_tokens, job.output_tokens);
     };
-    int64_t batch = std::min(by_memory, job.users);
+    int64_t batch = std::min(by_memory, (job.users + pp - 1) / pp);
     if (job.latency_target) {
       while (batch > 1 && tpot(batch) > *job.latency_target) {
         batch = std::max<int64_t>(1, batch * 9 / 10);
       }
       if (tpot(batch) > *job.latency_target) {
-        last_reason =
-            fmt::format("even one user takes {:.1f} ms per token at tp {}", tpot(1).si() * 1e3, tp);
+        // Of the shapes too slow, name the fastest.
+        const Seconds alone = tpot(1);
+        if (closest < 2 || (closest == 2 && alone < fastest_alone)) {
+          fastest_alone = alone;
+          closest = -1;
+          why(2, fmt::format("even one user takes {:.1f} ms per token at {}", alone.si() * 1e3,
+                             shape));
+        }
         continue;
       }
     }
-    const int64_t replicas = (job.users + batch - 1) / batch;
-    const int64_t per_node = std::max<int64_t>(1, o.gpus_per_node / tp);
-    const int64_t nodes = (replicas + per_node - 1) / per_node;
+    const int64_t per_instance = batch * pp;
+    const int64_t replicas = (job.users + per_instance - 1) / per_instance;
+    const int64_t gpus_per_replica = tp * pp;
+    const int64_t nodes =
+        gpus_per_replica <= o.gpus_per_node
+            ? (replicas + o.gpus_per_node / gpus_per_replica - 1) /
+                  (o.gpus_per_node / gpus_per_replica)
+            : replicas * ((gpus_per_replica + o.gpus_per_node - 1) / o.gpus_per_node);
     if (nodes > std::min(o.max_nodes, job.max_nodes)) {
       // Of the sizes that run but need too many nodes, name the one that needs fewest.
       if (fewest_nodes == 0 || nodes < fewest_nodes) {
         fewest_nodes = nodes;
-        last_reason = fmt::format("needs {} nodes of {} (at tp {}), the offer has {}", nodes,
-                                  o.gpus_per_node, tp, std::min(o.max_nodes, job.max_nodes));
+        closest = -1;  // a new fewest replaces the last
+        why(3, fmt::format("needs {} nodes of {} (at {}), the offer has {}", nodes, o.gpus_per_node,
+                           shape, std::min(o.max_nodes, job.max_nodes)));
       }
       continue;
     }
     const int64_t per_replica = (job.users + replicas - 1) / replicas;
+    const int64_t per_batch = (per_replica + pp - 1) / pp;
     PlanCandidate p;
     p.offer = &o;
     p.feasible = true;
     p.nodes = nodes;
-    p.gpus = replicas * tp;
+    p.gpus = replicas * gpus_per_replica;
     p.replicas = replicas;
     p.batch_per_replica = per_replica;
-    p.tpot = tpot(per_replica);
+    p.tpot = tpot(per_batch);
     p.tokens_per_s = static_cast<double>(replicas * per_replica) / p.tpot.si();
-    p.layout = fmt::format("{} replica(s) of tp {}, {} users each", replicas, tp, per_replica);
+    p.layout = fmt::format("{} replica(s) of {}, {} users each", replicas, shape, per_replica);
     if (!found || p.nodes < best.nodes || (p.nodes == best.nodes && p.gpus < best.gpus)) {
       best = p;
       found = true;

@@ -149,6 +149,26 @@ TEST_F(AdvisorTest, ServingCountsThePromptsAsWellAsTheOutput) {
   EXPECT_LT(flops, static_cast<double>(c.gpus) * 989.5e12);
 }
 
+TEST_F(AdvisorTest, AModelTooBigForOneNodeIsServedByPipelineStagesAcrossNodes) {
+  // Llama 3.1 405B in bf16 is ~810 GB: more than one p4de node (8 x 80 GB A100). Two nodes as
+  // two pipeline stages of tp 8 hold it, over the offer's EFA network.
+  PlanJob j;
+  j.kind = JobKind::kServe;
+  j.model = "llama-3.1-405b";
+  j.users = 100;
+  j.input_tokens = 1000;
+  j.output_tokens = 300;
+  j.latency_target = Seconds(0.2);
+  j.offers = {"aws-p4de.24xlarge"};
+  const Plan p = plan(j);
+  ASSERT_EQ(p.ranked.size(), 1U) << (p.rejected.empty() ? "" : p.rejected[0].why_not);
+  const PlanCandidate& c = p.ranked[0];
+  EXPECT_NE(c.layout.find("tp 8 pp 2"), std::string::npos) << c.layout;
+  EXPECT_EQ(c.gpus, c.replicas * 16);
+  EXPECT_EQ(c.nodes, c.replicas * 2);
+  EXPECT_LE(c.tpot.si(), 0.2);
+}
+
 TEST_F(AdvisorTest, BadJobsAreErrors) {
   PlanJob j = lora_70b();
   j.tokens = 0;
