@@ -14,8 +14,6 @@
 namespace gpuplan {
 namespace {
 
-constexpr double kHoursPerMonth = 730.0;  // 365 x 24 / 12
-
 // Converts `m` into `currency` with `usd_rate` (units of currency per USD); nullopt when it
 // cannot.
 std::optional<Money> convert(const Money& m, const std::string& currency,

@@ -96,6 +96,9 @@ struct Money {
   std::string currency;  // "USD", "BRL"
 };
 
+// Hours in an average month (365 x 24 / 12), for monthly costs of hourly prices.
+inline constexpr double kHoursPerMonth = 730.0;
+
 struct Offer {
   std::string id;  // "aws-p5.48xlarge"
   std::string name;

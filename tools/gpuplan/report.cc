@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace gpuplan::cli {
 
@@ -60,6 +61,16 @@ std::string Table::str(const std::string& indent) const {
     }
   }
   return out;
+}
+
+Result<Money> parse_price(const std::string& text) {
+  double amount = 0;
+  char currency[8] = {0};
+  if (std::sscanf(text.c_str(), "%lf %3[A-Z]/h", &amount, currency) != 2 || amount < 0) {
+    return fail("--price", fmt::format("'{}' is not a price per GPU-hour", text),
+                "write it as e.g. '2.5 USD/h' or '14 BRL/h'");
+  }
+  return Money{amount, currency};
 }
 
 }  // namespace gpuplan::cli

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "gpuplan/format.h"
+#include "gpuplan/hardware.h"
+#include "gpuplan/result.h"
 #include "gpuplan/units.h"
 
 namespace gpuplan::cli {
@@ -18,6 +20,9 @@ std::string gb(Bytes b);
 using gpuplan::grouped;  // "70,553,706,496" (gpuplan/format.h)
 // "70.55 B" / "405.9 B" / "8.03 B" parameters.
 std::string billions(double n);
+
+// A --price flag: "3.5 USD/h" per GPU-hour -> Money; the error names --price.
+Result<Money> parse_price(const std::string& text);
 
 // A table of text cells; the first row is the header. Columns are left-aligned unless listed
 // in `right` (numbers).

@@ -30,8 +30,9 @@ struct Option {
   std::string name;    // "tp 4", "tp 8 pp 2"
   std::string reason;  // why it cannot serve
   std::optional<InferenceModel> model;
-  double amount = 0;   // requests/s or users
-  double per_gpu = 0;  // amount per GPU
+  double amount = 0;        // requests/s or users
+  double per_gpu = 0;       // amount per GPU
+  double tokens_per_s = 0;  // output tokens/s at that capacity
   ServingResult offline;
 };
 
@@ -134,6 +135,22 @@ std::string slo_text(const Slo& slo) {
   return s;
 }
 
+// What serving costs at a price per GPU-hour: an instance per hour, a million output tokens
+// at its capacity, and a fleet of `replicas` per month (kHoursPerMonth).
+struct Costs {
+  double instance_hour = 0;
+  double per_million = 0;
+  double fleet_month = 0;
+};
+
+Costs costs(const Money& price, const Option& o, int64_t replicas) {
+  Costs k;
+  k.instance_hour = price.amount * static_cast<double>(o.gpus);
+  k.per_million = o.tokens_per_s > 0 ? k.instance_hour / (o.tokens_per_s * 3600.0) * 1e6 : 0;
+  k.fleet_month = k.instance_hour * static_cast<double>(replicas) * kHoursPerMonth;
+  return k;
+}
+
 }  // namespace
 
 int run_serve(const std::vector<std::string>& args) {
@@ -152,7 +169,12 @@ int run_serve(const std::vector<std::string>& args) {
   uint64_t seed = 1;
   bool json = false;
   app.add_option("model", model_id, "catalog model id or path to a config.json")->required();
-  app.add_option("--gpu", gpu_id, "catalog GPU id")->required();
+  std::string offer_id, price_text;
+  app.add_option("--gpu", gpu_id, "catalog GPU id");
+  app.add_option("--offer", offer_id,
+                 "catalog offer: its GPU, node, network and price (instead of --gpu)");
+  app.add_option("--price", price_text,
+                 "price per GPU-hour, e.g. '2.5 USD/h' (default: the offer's)");
   std::string lengths_file;
   app.add_option("--input", input, "prompt tokens per request");
   app.add_option("--output", output, "output tokens per request");
@@ -195,6 +217,11 @@ int run_serve(const std::vector<std::string>& args) {
   if (std::optional<int> status = parse_flags(app, args, kName)) {
     return *status;
   }
+  if (gpu_id.empty() == offer_id.empty()) {
+    return usage(gpu_id.empty() ? "--gpu" : "--offer",
+                 gpu_id.empty() ? "is required" : "give --gpu or --offer, not both",
+                 "e.g. --gpu h100-sxm or --offer aws-p5.48xlarge");
+  }
   if (lengths_file.empty() && (input < 1 || output < 1)) {
     return usage(input < 1 ? "--input" : "--output",
                  input == 0 || output == 0 ? "is required" : "must be at least 1 token",
@@ -205,6 +232,7 @@ int run_serve(const std::vector<std::string>& args) {
                  "drop --input and --output");
   }
   std::vector<RequestLength> lengths;
+  double mean_output = static_cast<double>(output);
   if (!lengths_file.empty()) {
     Result<std::vector<RequestLength>> l = load_request_lengths(lengths_file);
     if (!l) {
@@ -219,6 +247,7 @@ int run_serve(const std::vector<std::string>& args) {
     }
     input = std::llround(in / static_cast<double>(lengths.size()));
     output = std::llround(out / static_cast<double>(lengths.size()));
+    mean_output = out / static_cast<double>(lengths.size());
   }
   if (requests < 1 || replicas < 1) {
     return usage(requests < 1 ? "--requests" : "--replicas", "must be at least 1", "");
@@ -331,12 +360,44 @@ int run_serve(const std::vector<std::string>& args) {
         fmt::format("{} exceed the {}-token context of {}", what, model->max_positions, model->id),
         "shorten the prompt or the output");
   }
+  // An offer gives the GPU, the node, its network and a price per node-hour.
+  std::optional<Money> price;
+  const Offer* offer = nullptr;
+  if (!offer_id.empty()) {
+    Result<const Offer*> o = catalog->offer(offer_id);
+    if (!o) {
+      return report_error(kName, Error{"--offer", o.error().what, o.error().hint});
+    }
+    offer = *o;
+    gpu_id = offer->gpu;
+    if (gpus_per_node == 0) {
+      gpus_per_node = offer->gpus_per_node;
+    }
+    if (scale_out.empty()) {
+      scale_out = offer->scale_out;
+    }
+    if (nics_per_node == 0) {
+      nics_per_node = offer->nics_per_node;
+    }
+    if (offer->price_per_node_hour) {
+      price = Money{offer->price_per_node_hour->amount / static_cast<double>(offer->gpus_per_node),
+                    offer->price_per_node_hour->currency};
+    }
+  }
+  if (!price_text.empty()) {
+    Result<Money> given = parse_price(price_text);
+    if (!given) {
+      return report_error(kName, given.error(), kExitUsage);
+    }
+    price = *given;
+  }
   Result<const Gpu*> gpu = catalog->gpu(gpu_id);
   if (!gpu) {
     return report_error(kName, Error{"--gpu", gpu.error().what, gpu.error().hint});
   }
   base.gpu = *gpu;
-  Result<const Fabric*> fabric = catalog->fabric((*gpu)->scale_up);
+  Result<const Fabric*> fabric =
+      catalog->fabric(offer != nullptr ? offer->scale_up : (*gpu)->scale_up);
   if (!fabric) {
     return report_error(kName, fabric.error());
   }
@@ -389,10 +450,13 @@ int run_serve(const std::vector<std::string>& args) {
       o.offline = c.offline;
       o.amount = c.max_rate_per_s;
       o.reason = c.reason;
+      // Steady state: the rate times the mean output.
+      o.tokens_per_s = c.max_rate_per_s * mean_output;
       if (closed && c.feasible) {
         const UserCapacity u = users_under_slo(*o.model, w, one, slo);
         o.amount = static_cast<double>(slo.any() ? u.max_users : u.at_once);
         o.reason = u.reason;
+        o.tokens_per_s = slo.any() ? u.at_max.output_tokens_per_s : c.offline.output_tokens_per_s;
       }
       o.per_gpu = o.amount / static_cast<double>(o.gpus);
     }
@@ -482,6 +546,20 @@ int run_serve(const std::vector<std::string>& args) {
     j.end_array();
     if (best != nullptr) {
       j.field("chosen_tp", best->tp).field("pp", pp).field("replicas", setup.replicas);
+      j.field("capacity_output_tokens_per_s", best->tokens_per_s);
+      if (price) {
+        const Costs k = costs(*price, *best, fleet ? fleet->replicas : 0);
+        j.key("cost")
+            .begin_object()
+            .field("currency", price->currency)
+            .field("per_gpu_hour", price->amount)
+            .field("instance_per_hour", k.instance_hour)
+            .field("per_million_output_tokens", k.per_million);
+        if (fleet) {
+          j.field("fleet_per_month", k.fleet_month);
+        }
+        j.end_object();
+      }
       write_result(j, "simulation", *run);
       if (fleet) {
         j.key("fleet")
@@ -568,17 +646,26 @@ int run_serve(const std::vector<std::string>& args) {
                fleet->met ? "" : " (not met even with these: the objective is too tight)");
     print_result(fleet->result, "  ");
   }
-  // Output tokens per second at the capacity: requests/s x output tokens, or for users what
-  // the simulation at that many users produced.
   const std::string tokens =
-      closed ? ""
-             : fmt::format(" ({} output tokens/s)",
-                           grouped(std::llround(best->amount * static_cast<double>(output))));
+      fmt::format(" ({} output tokens/s)", grouped(std::llround(best->tokens_per_s)));
   fmt::print(
       "\nanswer  one instance ({}) {} {:.3g} {}{}{}; {}\n", best->name, closed ? "holds" : "serves",
       best->amount, unit, slo.any() ? " within " + slo_text(slo) : " at most", tokens,
       fleet ? fmt::format("{:.4g} {} take {} GPUs.", target, unit, fleet->replicas * best->gpus)
             : fmt::format("add {} to size a fleet.", closed ? "--target-users" : "--target-rate"));
+  if (price) {
+    const Costs k = costs(*price, *best, fleet ? fleet->replicas : 0);
+    fmt::print(
+        "cost    at {:.4g} {} per GPU-hour: an instance {:.2f} {}/h, {:.3g} {} per million output "
+        "tokens at that load{}\n",
+        price->amount, price->currency, k.instance_hour, price->currency, k.per_million,
+        price->currency,
+        fleet ? fmt::format(", the fleet {} {} per month", grouped(std::llround(k.fleet_month)),
+                            price->currency)
+              : "");
+  } else if (offer != nullptr) {
+    fmt::print("cost    {} has no public price: give --price VALUE/h per GPU\n", offer->id);
+  }
   return kExitOk;
 }
 

@@ -18,17 +18,6 @@ namespace {
 
 constexpr const char* kName = "train";
 
-// "3.5 USD/h" -> Money.
-Result<Money> parse_price(const std::string& text) {
-  double amount = 0;
-  char currency[8] = {0};
-  if (std::sscanf(text.c_str(), "%lf %3[A-Z]/h", &amount, currency) != 2 || amount < 0) {
-    return fail("--price", fmt::format("'{}' is not a price per GPU-hour", text),
-                "write it as e.g. '2.5 USD/h' or '14 BRL/h'");
-  }
-  return Money{amount, currency};
-}
-
 struct SearchSettings {
   int64_t tp, pp, dp, cp, ep, micro_batch, virtual_stages, zero;
   bool sp;
