@@ -428,8 +428,9 @@ int run_serve(const std::vector<std::string>& args) {
   // throughput), per GPU.
   std::vector<Option> options;
   // Without --tp: powers of two up to the GPU's NVLink domain, or up to --max-tp cards over
-  // PCIe.
-  const int64_t widest = (*gpu)->scale_up_domain > 1 ? (*gpu)->scale_up_domain : max_tp;
+  // PCIe, and never past the node (an offer's, or --gpus-per-node).
+  const int64_t widest =
+      std::min((*gpu)->scale_up_domain > 1 ? (*gpu)->scale_up_domain : max_tp, base.gpus_per_node);
   for (int64_t t = tp > 0 ? tp : 1; t <= (tp > 0 ? tp : widest); t *= 2) {
     Option o;
     o.tp = t;
