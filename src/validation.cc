@@ -7,58 +7,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <variant>
 
 #include "gpuplan/model_loader.h"
-#include "gpuplan/serving.h"
+#include "validation_rows.h"
 
 namespace gpuplan {
-namespace {
 
-using Json = nlohmann::json;
+namespace detail {
 
-// Typed access to one row's keys; errors name the row and the key path.
-class RowReader {
- public:
-  RowReader(const Json& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
-
-  Result<const Json*> object(const char* key) const {
-    if (!obj_.contains(key) || !obj_[key].is_object()) {
-      return fail(where_, fmt::format("key '{}' must be an object", key), "see the format README");
-    }
-    return &obj_[key];
-  }
-  Result<std::string> text(const Json& o, const char* key) const {
-    if (!o.contains(key) || !o[key].is_string()) {
-      return fail(where_, fmt::format("key '{}' must be a string", key), "see the format README");
-    }
-    return o[key].get<std::string>();
-  }
-  // A positive integer; when `nullable`, null (or absence) gives 0.
-  Result<int64_t> count(const Json& o, const char* key, bool nullable = false) const {
-    if (nullable && (!o.contains(key) || o[key].is_null())) {
-      return int64_t{0};
-    }
-    if (!o.contains(key) || !o[key].is_number_integer() || o[key].get<int64_t>() < 0) {
-      return fail(where_, fmt::format("key '{}' must be an integer >= 0", key),
-                  o.contains(key) ? fmt::format("found {}", o[key].dump()) : "it is missing");
-    }
-    return o[key].get<int64_t>();
-  }
-  Result<bool> flag(const Json& o, const char* key) const {
-    if (!o.contains(key) || !o[key].is_boolean()) {
-      return fail(where_, fmt::format("key '{}' must be true or false", key), "");
-    }
-    return o[key].get<bool>();
-  }
-  const std::string& where() const { return where_; }
-
- private:
-  const Json& obj_;
-  std::string where_;
-};
-
-// Resolves a row's system against the catalog; an unknown id makes the row unpredictable.
 Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& c) {
   Cluster cl;
   std::string id;
@@ -82,6 +38,13 @@ Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& 
   }
   return cl;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::Json;
+using detail::RowReader;
 
 Result<TrainJob> row_job(const RowReader& r, const Json& lay) {
   TrainJob job;
@@ -170,203 +133,6 @@ Result<Json> read_validation_file(const std::string& path) {
   return doc;
 }
 
-// The value of a serving metric the validation format names, in its unit; nullopt for a
-// metric gpuplan does not predict.
-std::optional<double> serving_metric(const ServingResult& r, const std::string& name) {
-  if (name == "output_tokens_per_s") {
-    return r.output_tokens_per_s;
-  }
-  if (name == "ttft_ms_mean") {
-    return r.ttft.mean * 1e3;
-  }
-  if (name == "ttft_ms_p99") {
-    return r.ttft.p99 * 1e3;
-  }
-  if (name == "tpot_ms_mean") {
-    return r.tpot.mean * 1e3;
-  }
-  if (name == "tpot_ms_p99") {
-    return r.tpot.p99 * 1e3;
-  }
-  if (name == "itl_ms_mean") {
-    return r.itl_mean * 1e3;
-  }
-  return std::nullopt;
-}
-
-// A serving row's simulation, and the rate its instances sustain with every request queued at
-// once (requests/s), which tells a run that kept up from a saturated one.
-struct RowSimulation {
-  ServingResult result;
-  double ceiling = 0;
-};
-
-// Why a serving row cannot be simulated, or its simulation.
-Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r, const Json& row,
-                                                              const Catalog& catalog) {
-  using Outcome = std::variant<std::string, RowSimulation>;
-  const Json* model_json = nullptr;
-  const Json* sys = nullptr;
-  const Json* srv = nullptr;
-  GPUPLAN_ASSIGN_OR_RETURN(model_json, r.object("model"));
-  GPUPLAN_ASSIGN_OR_RETURN(sys, r.object("system"));
-  GPUPLAN_ASSIGN_OR_RETURN(srv, r.object("serving"));
-  Instance in;
-  int64_t pp = 0;
-  ServingSetup setup;
-  GPUPLAN_ASSIGN_OR_RETURN(in.tp, r.count(*srv, "tp"));
-  GPUPLAN_ASSIGN_OR_RETURN(pp, r.count(*srv, "pp"));
-  GPUPLAN_ASSIGN_OR_RETURN(setup.replicas, r.count(*srv, "replicas"));
-  if (in.tp == 0 || pp == 0 || setup.replicas == 0) {
-    return fail(r.where(), "serving tp, pp and replicas must be >= 1", "");
-  }
-  std::string text;
-  for (auto [key, target] :
-       {std::pair{"precision", &in.precision}, std::pair{"kv_precision", &in.kv_precision}}) {
-    GPUPLAN_ASSIGN_OR_RETURN(text, r.text(*srv, key));
-    Result<Precision> p = parse_precision(text);
-    if (!p) {
-      return fail(r.where(), fmt::format("serving.{}: {}", key, p.error().what), p.error().hint);
-    }
-    *target = *p;
-  }
-  Workload w;
-  GPUPLAN_ASSIGN_OR_RETURN(w.input_tokens, r.count(*srv, "input_tokens", true));
-  GPUPLAN_ASSIGN_OR_RETURN(w.output_tokens, r.count(*srv, "output_tokens", true));
-  const Json* load = nullptr;
-  {
-    const RowReader s(*srv, r.where() + " serving");
-    GPUPLAN_ASSIGN_OR_RETURN(load, s.object("load"));
-  }
-  GPUPLAN_ASSIGN_OR_RETURN(text, r.text(*load, "kind"));
-  if (text == "poisson") {
-    if (!load->contains("rate_per_s") || !(*load)["rate_per_s"].is_number() ||
-        (*load)["rate_per_s"].get<double>() <= 0) {
-      return fail(r.where(), "load.rate_per_s must be a positive number", "requests per second");
-    }
-    w.rate_per_s = (*load)["rate_per_s"].get<double>();
-  } else if (text == "static_batch") {
-    setup.batching = Batching::kStatic;
-    GPUPLAN_ASSIGN_OR_RETURN(setup.static_batch, r.count(*load, "batch"));
-    if (setup.static_batch == 0) {
-      return fail(r.where(), "load.batch must be >= 1", "");
-    }
-  } else if (text != "offline") {
-    return fail(r.where(), fmt::format("load.kind '{}' is unknown", text),
-                "expected 'offline', 'poisson' or 'static_batch'");
-  }
-  Result<Model> model = parse_model_config(model_json->dump(), "model", row.value("id", ""));
-  if (!model) {
-    return Outcome(model.error().message());
-  }
-  Result<Cluster> cluster = row_cluster(r, *sys, catalog);
-  if (!cluster) {
-    return Outcome(cluster.error().message());
-  }
-  if (w.input_tokens == 0 || w.output_tokens == 0) {
-    return Outcome(
-        std::string("the source gives the request lengths only as a distribution (lengths_note)"));
-  }
-  in.gpu = cluster->gpu;
-  in.scale_up = cluster->scale_up;
-  in.pp = pp;
-  in.gpus_per_node = cluster->gpus_per_node;
-  in.scale_out = cluster->scale_out;
-  in.nics_per_node = cluster->nics_per_node;
-  const InferenceModel m(*model, in, catalog.memory_params(), catalog.train_params(),
-                         catalog.inference_params());
-  if (!m.feasible()) {
-    return Outcome(m.reason());
-  }
-  // Enough requests for the steady state to dominate: a static batch is measured once; an
-  // offline run queues eight times what the instances hold at once.
-  const int64_t context = w.input_tokens + w.output_tokens;
-  const int64_t at_once =
-      std::min(m.params().max_batch, m.kv_tokens() / std::max<int64_t>(1, context));
-  if (setup.batching == Batching::kStatic) {
-    w.requests = setup.static_batch * setup.replicas;
-  } else if (w.rate_per_s <= 0) {
-    w.requests = std::max<int64_t>(1000, 8 * at_once * setup.replicas);
-  }
-  RowSimulation sim;
-  sim.result = simulate_serving(m, w, setup);
-  if (!sim.result.feasible) {
-    return Outcome(sim.result.reason);
-  }
-  sim.ceiling = sim.result.requests_per_s;
-  if (w.rate_per_s > 0) {
-    Workload offline = w;
-    offline.rate_per_s = 0;
-    offline.requests = std::max<int64_t>(1000, 8 * at_once * setup.replicas);
-    sim.ceiling = simulate_serving(m, offline, setup).requests_per_s;
-  }
-  return Outcome(std::move(sim));
-}
-
-// Time to first token in a saturated run is mostly queueing, and queueing grows with the number
-// of requests the benchmark sent, which the format does not record: such a TTFT says how long
-// the benchmark ran, not how fast the system is. Returns why, or "" when the run kept up.
-std::string queueing_problem(const Json& row, const RowSimulation& s) {
-  const Json& load = row["serving"]["load"];
-  const std::string kind = load.value("kind", "");
-  if (kind == "offline") {
-    return "TTFT of an offline run is queueing time, set by how many requests were queued "
-           "(not in the row)";
-  }
-  if (kind == "poisson") {
-    const double rate = load.value("rate_per_s", 0.0);
-    if (rate > 0.95 * s.ceiling) {
-      return fmt::format(
-          "the offered {:.3g} requests/s reach the simulated capacity ({:.3g}/s): TTFT is "
-          "queueing that grows with the benchmark's length (not in the row)",
-          rate, s.ceiling);
-    }
-  }
-  return "";
-}
-
-Result<bool> validate_inference_row(const RowReader& r, const Json& row, const std::string& id,
-                                    const Catalog& catalog, ValidationReport& report,
-                                    std::vector<double>& errors) {
-  if (!row.contains("metrics") || !row["metrics"].is_object() || row["metrics"].empty()) {
-    return fail(r.where(), "key 'metrics' must be an object with at least one metric",
-                "e.g. {\"output_tokens_per_s\": 1234.5}");
-  }
-  std::variant<std::string, RowSimulation> outcome;
-  GPUPLAN_ASSIGN_OR_RETURN(outcome, simulate_row(r, row, catalog));
-  for (const auto& [name, value] : row["metrics"].items()) {
-    if (!value.is_number() || value.get<double>() <= 0) {
-      return fail(r.where(), fmt::format("metric '{}' must be a positive number", name), "");
-    }
-    ValidationEntry e;
-    e.id = id;
-    e.metric = name;
-    e.published = value.get<double>();
-    if (const std::string* why = std::get_if<std::string>(&outcome)) {
-      e.reason = *why;
-    } else {
-      const RowSimulation& sim = std::get<RowSimulation>(outcome);
-      const ServingResult& s = sim.result;
-      const std::optional<double> v = serving_metric(s, name);
-      const std::string queued = queueing_problem(row, sim);
-      if (!v) {
-        e.reason = fmt::format("metric '{}' is not a serving metric gpuplan predicts", name);
-      } else if (name.starts_with("ttft") && !queued.empty()) {
-        e.reason = queued;
-      } else {
-        e.predicted = *v;
-        e.error_pct = (*v - e.published) / e.published * 100.0;
-        errors.push_back(std::fabs(e.error_pct));
-        ++report.predicted;
-      }
-      e.serving = s;
-    }
-    report.entries.push_back(std::move(e));
-    ++report.rows;
-  }
-  return true;
-}
-
 }  // namespace
 
 Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const Catalog& catalog) {
@@ -385,7 +151,7 @@ Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const 
     const RowReader r(row, fmt::format("{}: row {}", path, i));
     Result<Model> model = parse_model_config(row["model"].dump(), "model", "row");
     Result<TrainJob> job = row_job(r, row["layout"]);
-    Result<Cluster> cluster = row_cluster(r, row["system"], catalog);
+    Result<Cluster> cluster = detail::row_cluster(r, row["system"], catalog);
     if (!model || !job || !cluster) {
       continue;
     }
@@ -435,7 +201,7 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
     }
     if (report.kind == "inference") {
       // One entry per (row, metric), and each counts as a row of the summary.
-      GPUPLAN_RETURN_IF_ERROR(validate_inference_row(r, row, id, catalog, report, errors));
+      GPUPLAN_RETURN_IF_ERROR(detail::validate_inference_row(r, row, id, catalog, report, errors));
       continue;
     }
     ++report.rows;
@@ -459,7 +225,7 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
     // A model gpuplan cannot read (an unsupported family) makes the row unpredictable, not the
     // file unreadable.
     Result<Model> model = parse_model_config(model_json->dump(), "model", id);
-    Result<Cluster> cluster = row_cluster(r, *sys, catalog);
+    Result<Cluster> cluster = detail::row_cluster(r, *sys, catalog);
     if (!job) {
       e.reason = job.error().message();
     } else if (!model) {

@@ -1,0 +1,72 @@
+// Reading the rows of a validation file (private to the validation module): typed access to a
+// row's keys with errors that name the row and key, and the row's system as a Cluster.
+#ifndef GPUPLAN_SRC_VALIDATION_ROWS_H_
+#define GPUPLAN_SRC_VALIDATION_ROWS_H_
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gpuplan/catalog.h"
+#include "gpuplan/result.h"
+#include "gpuplan/validation.h"
+
+namespace gpuplan::detail {
+
+using Json = nlohmann::json;
+
+// Typed access to one row's keys; errors name the row and the key path.
+class RowReader {
+ public:
+  RowReader(const Json& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
+
+  Result<const Json*> object(const char* key) const {
+    if (!obj_.contains(key) || !obj_[key].is_object()) {
+      return fail(where_, fmt::format("key '{}' must be an object", key), "see the format README");
+    }
+    return &obj_[key];
+  }
+  Result<std::string> text(const Json& o, const char* key) const {
+    if (!o.contains(key) || !o[key].is_string()) {
+      return fail(where_, fmt::format("key '{}' must be a string", key), "see the format README");
+    }
+    return o[key].get<std::string>();
+  }
+  // A positive integer; when `nullable`, null (or absence) gives 0.
+  Result<int64_t> count(const Json& o, const char* key, bool nullable = false) const {
+    if (nullable && (!o.contains(key) || o[key].is_null())) {
+      return int64_t{0};
+    }
+    if (!o.contains(key) || !o[key].is_number_integer() || o[key].get<int64_t>() < 0) {
+      return fail(where_, fmt::format("key '{}' must be an integer >= 0", key),
+                  o.contains(key) ? fmt::format("found {}", o[key].dump()) : "it is missing");
+    }
+    return o[key].get<int64_t>();
+  }
+  Result<bool> flag(const Json& o, const char* key) const {
+    if (!o.contains(key) || !o[key].is_boolean()) {
+      return fail(where_, fmt::format("key '{}' must be true or false", key), "");
+    }
+    return o[key].get<bool>();
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  const Json& obj_;
+  std::string where_;
+};
+
+// Resolves a row's system against the catalog; an unknown id makes the row unpredictable.
+Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& c);
+
+// Runs one inference row through the serving model: one entry per metric, appended to
+// `report`, each predicted error's magnitude to `errors`. Errors are a malformed row.
+Result<bool> validate_inference_row(const RowReader& r, const Json& row, const std::string& id,
+                                    const Catalog& catalog, ValidationReport& report,
+                                    std::vector<double>& errors);
+
+}  // namespace gpuplan::detail
+
+#endif  // GPUPLAN_SRC_VALIDATION_ROWS_H_
