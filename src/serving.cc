@@ -25,9 +25,12 @@ struct Request {
   int64_t input = 0;
   int64_t output = 0;
   double arrival = 0;
-  int64_t prefilled = 0;  // prompt tokens in the KV cache
+  int64_t target = 0;     // tokens to prefill: the prompt, or after a preemption the prompt and
+                          // the output so far (recomputed)
+  int64_t prefilled = 0;  // of `target`, in the KV cache
   int64_t generated = 0;  // output tokens produced
-  double first_token = 0;
+  int64_t kv = 0;         // tokens of KV cache it holds (reserve: its whole context)
+  double first_token = -1;
   double finish = 0;
 };
 
@@ -40,7 +43,7 @@ struct Work {
 struct Engine {
   std::deque<int64_t> waiting;
   std::vector<int64_t> running;  // in admission order
-  int64_t kv_reserved = 0;       // tokens reserved by running requests
+  int64_t kv_used = 0;           // tokens of KV cache the running requests hold
   bool busy = false;
   bool batch_open = true;  // static batching: may admit (only between batches)
   double end = 0;          // end of the iteration in flight
@@ -118,6 +121,7 @@ class Simulation {
       const RequestLength l = w.length(static_cast<int64_t>(i));
       requests_[i].input = l.input;
       requests_[i].output = l.output;
+      requests_[i].target = l.input;
       requests_[i].arrival = t[i];
       if (t[i] < kNever) {
         pending_.push({t[i], static_cast<int64_t>(i)});
@@ -191,6 +195,34 @@ class Simulation {
     engines_[target].waiting.push_back(id);
   }
 
+  // Paged KV cache: every decoding sequence needs one more token of cache this iteration.
+  // While that does not fit, the most recently admitted sequence is preempted, as vLLM does:
+  // its cache is freed and it waits at the head of the queue to recompute its prompt and the
+  // output so far.
+  // Returns the tokens the decoding sequences that stay will add.
+  int64_t make_room(Engine& e, int64_t capacity) {
+    auto growth = [&] {
+      int64_t n = 0;
+      for (int64_t id : e.running) {
+        const Request& q = requests_[static_cast<size_t>(id)];
+        n += q.prefilled == q.target ? 1 : 0;
+      }
+      return n;
+    };
+    while (e.running.size() > 1 && e.kv_used + growth() > capacity) {
+      const int64_t id = e.running.back();
+      e.running.pop_back();
+      Request& q = requests_[static_cast<size_t>(id)];
+      e.kv_used -= q.kv;
+      q.kv = 0;
+      q.prefilled = 0;
+      q.target = q.input + q.generated;
+      e.waiting.push_front(id);
+      ++preemptions_;
+    }
+    return growth();
+  }
+
   // Admits what fits and plans the next iteration; leaves the engine idle when there is
   // nothing to run.
   void start(Engine& e, double now) {
@@ -199,15 +231,22 @@ class Simulation {
       e.batch_open = true;
     }
     const int64_t limit = static_batch ? s_.static_batch : model_.engine_max_batch();
+    const bool paged = s_.kv_policy == KvPolicy::kPaged && !static_batch;
+    const int64_t capacity = model_.engine_kv_tokens();
+    // Paged: the decoding sequences grow by a token each this iteration; room for that first.
+    const int64_t growth = paged ? make_room(e, capacity) : 0;
     while (!e.waiting.empty() && e.batch_open && static_cast<int64_t>(e.running.size()) < limit) {
-      const Request& head = requests_[static_cast<size_t>(e.waiting.front())];
-      const int64_t context = head.input + head.output;
-      if (e.kv_reserved + context > model_.engine_kv_tokens()) {
+      Request& head = requests_[static_cast<size_t>(e.waiting.front())];
+      // Reserve: the whole context, so nothing is ever evicted. Paged: what it prefills now; its
+      // output claims blocks as it grows.
+      const int64_t need = paged ? head.target : head.input + head.output;
+      if (e.kv_used + growth + need > capacity) {
         break;  // first come, first served: the head waits for room
       }
       e.running.push_back(e.waiting.front());
       e.waiting.pop_front();
-      e.kv_reserved += context;
+      head.kv = need;
+      e.kv_used += need;
     }
     if (static_batch && !e.running.empty()) {
       e.batch_open = false;
@@ -219,7 +258,7 @@ class Simulation {
     BatchShape b;
     for (int64_t id : e.running) {
       const Request& q = requests_[static_cast<size_t>(id)];
-      if (q.prefilled == q.input && budget > 0) {
+      if (q.prefilled == q.target && budget > 0) {
         e.work.push_back({id, 0});
         ++b.decodes;
         b.decode_context += static_cast<double>(q.input + q.generated);
@@ -228,15 +267,15 @@ class Simulation {
     }
     for (int64_t id : e.running) {
       const Request& q = requests_[static_cast<size_t>(id)];
-      if (q.prefilled < q.input && budget > 0) {
-        const int64_t c = std::min(q.input - q.prefilled, budget);
+      if (q.prefilled < q.target && budget > 0) {
+        const int64_t c = std::min(q.target - q.prefilled, budget);
         e.work.push_back({id, c});
         b.prefill_tokens += c;
         const double p = static_cast<double>(q.prefilled);
         const double cd = static_cast<double>(c);
         b.prefill_keys += cd * p + cd * (cd + 1.0) / 2.0;
         budget -= c;
-        if (q.prefilled + c == q.input) {
+        if (q.prefilled + c == q.target) {
           ++b.logits;
         }
       }
@@ -258,15 +297,21 @@ class Simulation {
 
   // Applies the iteration that ended at `now`; returns the requests it finished.
   int64_t complete(Engine& e, double now) {
+    const bool paged = s_.kv_policy == KvPolicy::kPaged && s_.batching != Batching::kStatic;
     int64_t finished = 0;
     for (const Work& k : e.work) {
       Request& q = requests_[static_cast<size_t>(k.request)];
       if (k.prefill > 0) {
         q.prefilled += k.prefill;
-        if (q.prefilled < q.input) {
+        if (q.prefilled < q.target) {
           continue;
         }
-        q.first_token = now;
+        if (q.first_token < 0) {
+          q.first_token = now;
+        }
+      } else if (paged) {
+        ++q.kv;  // the token just decoded now has its keys and values in the cache
+        ++e.kv_used;
       }
       ++q.generated;
       if (q.generated == q.output) {
@@ -289,7 +334,7 @@ class Simulation {
       if (q.generated < q.output) {
         return false;
       }
-      e.kv_reserved -= q.input + q.output;
+      e.kv_used -= q.kv;
       return true;
     });
     e.busy = false;
@@ -331,6 +376,7 @@ class Simulation {
     r.mean_batch = busy_time_ > 0 ? batch_time_ / busy_time_ : 0;
     r.max_batch = max_batch_;
     r.iterations = iterations_;
+    r.preemptions = preemptions_;
     return r;
   }
 
@@ -346,9 +392,15 @@ class Simulation {
       pending_;
   int64_t iterations_ = 0;
   int64_t completions_ = 0;
+  int64_t preemptions_ = 0;
   int64_t max_batch_ = 0;
   double batch_time_ = 0;
   double busy_time_ = 0;
+};
+
+constexpr std::array kKvPolicies = {
+    std::pair{KvPolicy::kReserve, std::string_view("reserve")},
+    std::pair{KvPolicy::kPaged, std::string_view("paged")},
 };
 
 constexpr std::array kBalancers = {
@@ -357,6 +409,26 @@ constexpr std::array kBalancers = {
 };
 
 }  // namespace
+
+std::string_view kv_policy_name(KvPolicy p) {
+  for (const auto& [value, name] : kKvPolicies) {
+    if (value == p) {
+      return name;
+    }
+  }
+  return "?";
+}
+
+Result<KvPolicy> parse_kv_policy(std::string_view name) {
+  std::vector<std::string> names;
+  for (const auto& [value, text] : kKvPolicies) {
+    if (text == name) {
+      return value;
+    }
+    names.emplace_back(text);
+  }
+  return fail("", fmt::format("unknown KV policy '{}'", name), suggestion_hint(name, names));
+}
 
 std::string_view balancer_name(Balancer b) {
   for (const auto& [value, name] : kBalancers) {

@@ -5,9 +5,10 @@
 // Each instance runs iterations (inference.h): every running sequence that has its prompt
 // decodes one token, and the token budget left over prefills prompts in chunks, in admission
 // order. A request is admitted first come, first served when the instance runs fewer than
-// `max_batch` sequences and its whole context (prompt + output) fits in the free KV cache, so
-// nothing is ever evicted (TensorRT-LLM's GUARANTEED_NO_EVICT policy). The first output token
-// comes with the iteration that finishes the prompt. Arrivals are Poisson from a seeded
+// `max_batch` sequences and the KV cache has room for it: its whole context, so that nothing is
+// ever evicted (TensorRT-LLM's GUARANTEED_NO_EVICT policy), or, with a paged cache, its prompt,
+// the newest sequence being preempted when growing outputs fill the cache (vLLM). The first output
+// token comes with the iteration that finishes the prompt. Arrivals are Poisson from a seeded
 // generator, all at once (offline), or a closed loop of users who each send their next request
 // when the last one ends; the same input gives the same result every run.
 // Every rule is in docs/FORMULAS.md#serving.
@@ -29,6 +30,16 @@ enum class Batching {
   kContinuous,  // in-flight batching: sequences join and leave at every iteration
   kStatic,      // a batch is prefilled together and decoded until its last sequence ends
 };
+
+// How an engine gives out its KV cache.
+enum class KvPolicy {
+  kReserve,  // a request's whole context (prompt + output) at admission; nothing is evicted
+             // (TensorRT-LLM's GUARANTEED_NO_EVICT)
+  kPaged,    // blocks as the sequence grows; when the cache runs out, the newest sequence is
+             // preempted and later recomputes its prompt and output so far (vLLM)
+};
+std::string_view kv_policy_name(KvPolicy p);
+Result<KvPolicy> parse_kv_policy(std::string_view name);
 
 enum class Balancer {
   kRoundRobin,   // request i goes to instance i mod R
@@ -73,6 +84,7 @@ struct ServingSetup {
   Batching batching = Batching::kContinuous;
   int64_t static_batch = 0;  // kStatic: sequences per batch
   Balancer balancer = Balancer::kLeastLoaded;
+  KvPolicy kv_policy = KvPolicy::kReserve;  // continuous batching only
 };
 
 // A distribution over requests, in seconds.
@@ -99,6 +111,7 @@ struct ServingResult {
   int64_t max_batch = 0;           // most sequences any iteration ran
   int64_t kv_sequences = 0;        // requests of this length the KV cache holds at once
   int64_t iterations = 0;          // over all instances
+  int64_t preemptions = 0;         // sequences evicted to make room (paged KV cache)
 };
 
 ServingResult simulate_serving(const InferenceModel& model, const Workload& w,

@@ -26,7 +26,8 @@ int usage(const std::string& flag, const std::string& what, const std::string& h
 
 struct ServeFlags {
   std::string model, gpu, offer, price, lengths, precision = "bf16", kv_precision;
-  std::string balancer = "least-loaded", slo_ttft, slo_tpot, think, scale_out, data, profile;
+  std::string balancer = "least-loaded", kv_policy = "reserve", slo_ttft, slo_tpot, think,
+              scale_out, data, profile;
   int64_t tp = 0, pp = 1, max_tp = 8, gpus_per_node = 0, nics_per_node = 0;
   int64_t input = 0, output = 0, static_batch = 0, requests = 1000, replicas = 1;
   int64_t users = 0, target_users = 0;
@@ -69,6 +70,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--requests", f.requests, "requests to simulate (default 1000)");
   app.add_option("--replicas", f.replicas, "instances behind the load balancer (default 1)");
   app.add_option("--balancer", f.balancer, "least-loaded or round-robin (default least-loaded)");
+  app.add_option("--kv-policy", f.kv_policy,
+                 "reserve (a request's whole context at admission, as TensorRT-LLM) or paged "
+                 "(blocks as it grows, preempting when full, as vLLM); default reserve");
   app.add_option("--slo-ttft", f.slo_ttft, "objective: p99 time to first token, e.g. '2 s'");
   app.add_option("--slo-tpot", f.slo_tpot, "objective: p99 time per output token, e.g. '50 ms'");
   app.add_option("--target-rate", f.target_rate,
@@ -181,6 +185,15 @@ Result<ServeAnswer> read_flags(const ServeFlags& f) {
     return fail("--balancer", b.error().what, b.error().hint);
   }
   a.setup.balancer = *b;
+  Result<KvPolicy> kv = parse_kv_policy(f.kv_policy);
+  if (!kv) {
+    return fail("--kv-policy", kv.error().what, kv.error().hint);
+  }
+  a.setup.kv_policy = *kv;
+  if (*kv == KvPolicy::kPaged && f.static_batch > 0) {
+    return fail("--kv-policy", "a paged cache applies to continuous batching",
+                "drop --static-batch or --kv-policy");
+  }
   a.setup.replicas = f.replicas;
   if (f.static_batch > 0) {
     a.setup.batching = Batching::kStatic;

@@ -66,8 +66,9 @@ void print_result(const ServingResult& r) {
   fmt::print("  TPOT        {}\n", spread(r.tpot));
   fmt::print("  ITL         mean {}\n", ms(r.itl_mean));
   fmt::print("  E2E         {}\n", spread(r.e2e));
-  fmt::print("  batch       mean {:.1f} sequences, max {}; {} iterations\n", r.mean_batch,
-             r.max_batch, grouped(r.iterations));
+  fmt::print("  batch       mean {:.1f} sequences, max {}; {} iterations{}\n", r.mean_batch,
+             r.max_batch, grouped(r.iterations),
+             r.preemptions > 0 ? fmt::format("; {} preemptions", grouped(r.preemptions)) : "");
 }
 
 void print_options(const ServeAnswer& a) {
@@ -170,6 +171,7 @@ void write_result(JsonWriter& w, const char* key, const ServingResult& r) {
       .field("mean_batch", r.mean_batch)
       .field("max_batch", r.max_batch)
       .field("iterations", r.iterations)
+      .field("preemptions", r.preemptions)
       .end_object();
 }
 
@@ -239,8 +241,9 @@ void print_serve_text(const ServeAnswer& a) {
     fmt::print("\nanswer  {} cannot serve this on {}.\n", a.model, a.gpu->id);
     return;
   }
-  fmt::print("\nsimulation  {}, {} replica(s) ({}), {}, {} requests\n", a.best->name,
-             a.setup.replicas, balancer_name(a.setup.balancer), a.load, a.workload.requests);
+  fmt::print("\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n", a.best->name,
+             a.setup.replicas, balancer_name(a.setup.balancer), a.load, a.workload.requests,
+             a.setup.kv_policy == KvPolicy::kPaged ? ", paged KV cache" : "");
   print_result(*a.run);
   if (a.slo.any()) {
     std::string why;
