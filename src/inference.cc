@@ -149,9 +149,9 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
     }
     attention_flops_ += 2.0 * (score_width + value_width) / t;
     // Tensors a token writes in a layer on one GPU, each read back once (elementwise_traffic):
-    // two norm outputs and two residual sums (h each), Q/K/V and the attention output, the MLP's
-    // up projection(s) and its activation.
-    // (gated: two up projections and the product; plain: one and its activation).
+    // two norm outputs and two residual sums (h each), Q/K/V and the attention output, and the
+    // MLP's intermediate tensors (gated: two up projections and their product; plain: the up
+    // projection and its activation).
     const double elements =
         4.0 * h + (2.0 * q_width + 2.0 * kv_width) / t + mlp_matrices * width / t;
     activation_bytes_ += elements * kActivationBytes * tp.elementwise_traffic;
