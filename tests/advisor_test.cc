@@ -14,6 +14,20 @@ std::string fixture(const char* name) {
 class AdvisorTest : public ::testing::Test {
  protected:
   void SetUp() override { catalog_ = &shipped_catalog(); }
+  // A serving job on one offer: `users` concurrent users (or, with users 0, a request rate set
+  // by the caller), prompts of `input` tokens, answers of `output`, at most `tpot` per token.
+  static PlanJob serve_job(const char* model, const char* offer, int64_t users, int64_t input,
+                           int64_t output, double tpot) {
+    PlanJob j;
+    j.kind = JobKind::kServe;
+    j.model = model;
+    j.users = users;
+    j.input_tokens = input;
+    j.output_tokens = output;
+    j.latency_target = Seconds(tpot);
+    j.offers = {offer};
+    return j;
+  }
   Plan plan(const PlanJob& job) {
     return make_plan(job, *catalog_->model(job.model), *catalog_, 2);
   }
@@ -65,14 +79,8 @@ TEST_F(AdvisorTest, PointsToLoraWhenAFullFineTuneCannotRun) {
 
 TEST_F(AdvisorTest, ARequestRateBecomesUsersInFlight) {
   // Little's law: 20 requests/s x 200 output tokens x 40 ms per token = 160 users in flight.
-  PlanJob j;
-  j.kind = JobKind::kServe;
-  j.model = "llama-3.1-8b";
+  PlanJob j = serve_job("llama-3.1-8b", "aws-p5.48xlarge", 0, 500, 200, 0.04);
   j.rate_per_s = 20;
-  j.input_tokens = 500;
-  j.output_tokens = 200;
-  j.latency_target = Seconds(0.04);
-  j.offers = {"aws-p5.48xlarge"};
   const Plan p = plan(j);
   ASSERT_EQ(p.ranked.size(), 1U);
   EXPECT_GE(p.ranked[0].replicas * p.ranked[0].batch_per_replica, 160);
@@ -126,15 +134,7 @@ TEST_F(AdvisorTest, ATighterDeadlineNeedsMoreNodes) {
 }
 
 TEST_F(AdvisorTest, ServingCountsThePromptsAsWellAsTheOutput) {
-  PlanJob j;
-  j.kind = JobKind::kServe;
-  j.model = "llama-3.1-70b";
-  j.users = 2000;
-  j.input_tokens = 1000;
-  j.output_tokens = 300;
-  j.latency_target = Seconds(0.05);
-  j.offers = {"aws-p5en.48xlarge"};
-  const Plan p = plan(j);
+  const Plan p = plan(serve_job("llama-3.1-70b", "aws-p5en.48xlarge", 2000, 1000, 300, 0.05));
   ASSERT_EQ(p.ranked.size(), 1U);
   const PlanCandidate& c = p.ranked[0];
   EXPECT_LE(c.tpot.si(), 0.05);
@@ -152,15 +152,7 @@ TEST_F(AdvisorTest, ServingCountsThePromptsAsWellAsTheOutput) {
 TEST_F(AdvisorTest, AModelTooBigForOneNodeIsServedByPipelineStagesAcrossNodes) {
   // Llama 3.1 405B in bf16 is ~810 GB: more than one p4de node (8 x 80 GB A100). Two nodes as
   // two pipeline stages of tp 8 hold it, over the offer's EFA network.
-  PlanJob j;
-  j.kind = JobKind::kServe;
-  j.model = "llama-3.1-405b";
-  j.users = 100;
-  j.input_tokens = 1000;
-  j.output_tokens = 300;
-  j.latency_target = Seconds(0.2);
-  j.offers = {"aws-p4de.24xlarge"};
-  const Plan p = plan(j);
+  const Plan p = plan(serve_job("llama-3.1-405b", "aws-p4de.24xlarge", 100, 1000, 300, 0.2));
   ASSERT_EQ(p.ranked.size(), 1U) << (p.rejected.empty() ? "" : p.rejected[0].why_not);
   const PlanCandidate& c = p.ranked[0];
   EXPECT_NE(c.layout.find("tp 8 pp 2"), std::string::npos) << c.layout;
