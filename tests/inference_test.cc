@@ -32,6 +32,15 @@ class InferenceTest : public ::testing::Test {
     const Gpu& g = **catalog_->gpu(gpu);
     return g.memory_bandwidth.si() * g.efficiency->hbm * catalog_->inference_params().stream_share;
   }
+  // The network of `gpus` GPUs of one NVLink 4 node, as the serving model builds it.
+  static Network node_network(const char* gpu, int64_t gpus) {
+    Cluster c;
+    c.gpu = *catalog_->gpu(gpu);
+    c.gpus = gpus;
+    c.gpus_per_node = gpus;
+    c.scale_up = *catalog_->fabric("nvlink4");
+    return cluster_network(c, catalog_->train_params());
+  }
   // Matrix-multiply weights of all layers of a model.
   static double layer_matmul(const Model& m) {
     double n = 0;
@@ -89,12 +98,7 @@ TEST_F(InferenceTest, TensorParallelismSplitsWeightsAndPaysTwoAllReducesPerLayer
   b.decode_context = 64 * 1000.0;
   b.logits = 64;
   // 80 layers x 2 all-reduces of 64 tokens x 8192 x 2 bytes over the 4 GPUs of the node.
-  Cluster c;
-  c.gpu = *catalog_->gpu("h100-sxm");
-  c.gpus = 4;
-  c.gpus_per_node = 4;
-  c.scale_up = *catalog_->fabric("nvlink4");
-  const Network net = cluster_network(c, catalog_->train_params());
+  const Network net = node_network("h100-sxm", 4);
   const Seconds one_reduce = all_reduce_time(Bytes(64 * 8192 * 2.0), Group{4, 4}, net);
   EXPECT_NEAR(four.iteration(b).tp_comm.si(), 160 * one_reduce.si(), 1e-12);
 }
@@ -196,12 +200,7 @@ TEST_F(InferenceTest, PipelineStagesSplitTheLayersAndHandActivationsOn) {
   b.decode_context = 32 * 2000.0;
   b.logits = 32;
   EXPECT_DOUBLE_EQ(two.iteration(b).matmul.si(), one.iteration(b).matmul.si());
-  Cluster c;
-  c.gpu = *catalog_->gpu("h200-sxm");
-  c.gpus = 4;
-  c.gpus_per_node = 4;
-  c.scale_up = *catalog_->fabric("nvlink4");
-  const Network net = cluster_network(c, catalog_->train_params());
+  const Network net = node_network("h200-sxm", 4);
   EXPECT_NEAR(two.iteration(b).pp_comm.si(),
               send_recv_time(Bytes(32 * 8192 * 2.0), false, net).si(), 1e-15);
   EXPECT_EQ(two.engines(), 2);
