@@ -179,8 +179,12 @@ Result<bool> validate_inference_row(const RowReader& r, const Json& row, const s
     return fail(r.where(), "key 'metrics' must be an object with at least one metric",
                 "e.g. {\"output_tokens_per_s\": 1234.5}");
   }
-  std::variant<std::string, RowSimulation> outcome;
-  GPUPLAN_ASSIGN_OR_RETURN(outcome, simulate_row(r, row, catalog));
+  // A serving block gpuplan cannot read (a precision or load it does not know, a missing key)
+  // makes the row unpredictable, not the file unreadable, as for training rows.
+  Result<std::variant<std::string, RowSimulation>> simulated = simulate_row(r, row, catalog);
+  std::variant<std::string, RowSimulation> outcome =
+      simulated ? std::move(*simulated)
+                : std::variant<std::string, RowSimulation>(simulated.error().message());
   for (const auto& [name, value] : row["metrics"].items()) {
     if (!value.is_number() || value.get<double>() <= 0) {
       return fail(r.where(), fmt::format("metric '{}' must be a positive number", name), "");

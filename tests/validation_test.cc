@@ -69,11 +69,15 @@ TEST_F(ValidationTest, ASingleNodeRowNeedsNoNetworkAndABadLayoutOnlyLosesItsRow)
 TEST_F(ValidationTest, InferenceRowsGetOneEntryPerMetric) {
   Result<ValidationReport> r = run_validation(fixture("small-inference.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  // LAT: two metrics, DIST and PP one each; LAT's TTFT and PP's TPOT are predicted, LAT's
-  // goodput is no metric gpuplan knows and DIST has no lengths.
-  ASSERT_EQ(r->entries.size(), 4U);
-  EXPECT_EQ(r->rows, 4);
+  // LAT: two metrics, DIST, PP and W4 one each; LAT's TTFT and PP's TPOT are predicted, LAT's
+  // goodput is no metric gpuplan knows, DIST has no lengths, and W4's precision is unknown,
+  // which loses the row, not the file.
+  ASSERT_EQ(r->entries.size(), 5U);
+  EXPECT_EQ(r->rows, 5);
   EXPECT_EQ(r->predicted, 2);
+  EXPECT_NE(r->entries[4].reason.find("serving.precision: unknown precision 'w4a16'"),
+            std::string::npos)
+      << r->entries[4].reason;
   const ValidationEntry& ttft = r->entries[1];  // metrics come in key order: goodput, ttft
   EXPECT_EQ(ttft.metric, "ttft_ms_mean");
   ASSERT_TRUE(ttft.predicted.has_value()) << ttft.reason;
