@@ -102,6 +102,7 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
   base.memory.lora_targets = job.lora_targets;
   base.global_batch = job.global_batch;
   base.tokens = job.tokens;
+  apply_software(base, *c.software(job.framework));  // check_plan_job resolved it
   SearchOptions so;
   so.top = 1;
   so.threads = threads;
@@ -346,6 +347,10 @@ Result<JobKind> parse_job_kind(std::string_view name) {
 }
 
 Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
+  Result<Software> software = catalog.software(job.framework);
+  if (!software) {
+    return fail("framework", software.error().what, software.error().hint);
+  }
   for (const std::string& id : job.offers) {
     Result<const Offer*> o = catalog.offer(id);
     if (!o) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 
 #include "gpuplan/model_loader.h"
@@ -88,6 +89,36 @@ Result<bool> check_references(const Catalog& c) {
   return true;
 }
 
+// Resolves each GPU's [gemm] tiles id against the fitted models in `dir` (data/gemm/*.toml).
+Result<bool> attach_tile_models(const fs::path& dir, std::vector<Gpu>& gpus) {
+  std::vector<std::string> files;
+  GPUPLAN_ASSIGN_OR_RETURN(files, list_files(dir, ".toml"));
+  std::vector<TileModel> models;
+  std::vector<std::string> ids;
+  for (const std::string& f : files) {
+    TileModel t;
+    GPUPLAN_ASSIGN_OR_RETURN(t, detail::load_tile_model(f));
+    if (std::find(ids.begin(), ids.end(), t.fit) != ids.end()) {
+      return fail(f, fmt::format("tile model '{}' is defined twice", t.fit), "ids must be unique");
+    }
+    ids.push_back(t.fit);
+    models.push_back(std::move(t));
+  }
+  for (Gpu& g : gpus) {
+    if (!g.tiles) {
+      continue;
+    }
+    auto it = std::find_if(models.begin(), models.end(),
+                           [&](const TileModel& t) { return t.fit == g.tiles->fit; });
+    if (it == models.end()) {
+      return fail(g.file, fmt::format("gemm.tiles: unknown tile model '{}'", g.tiles->fit),
+                  suggestion_hint(g.tiles->fit, ids) + " (files in data/gemm/)");
+    }
+    g.tiles = *it;
+  }
+  return true;
+}
+
 template <class T, class Loader>
 Result<std::vector<T>> load_all(const fs::path& dir, const std::string& extension, Loader load) {
   std::vector<std::string> files;
@@ -110,15 +141,19 @@ Result<Catalog> Catalog::load(const std::string& data_dir) {
   Catalog c;
   c.data_dir_ = data_dir;
   GPUPLAN_ASSIGN_OR_RETURN(c.gpus_, load_all<Gpu>(root / "gpus", ".toml", detail::load_gpu));
+  GPUPLAN_RETURN_IF_ERROR(attach_tile_models(root / "gemm", c.gpus_));
   GPUPLAN_ASSIGN_OR_RETURN(c.fabrics_,
                            load_all<Fabric>(root / "fabrics", ".toml", detail::load_fabric));
   GPUPLAN_ASSIGN_OR_RETURN(c.offers_,
                            load_all<Offer>(root / "offers", ".toml", detail::load_offer));
+  GPUPLAN_ASSIGN_OR_RETURN(
+      c.frameworks_, load_all<Framework>(root / "frameworks", ".toml", detail::load_framework));
   GPUPLAN_ASSIGN_OR_RETURN(c.models_, load_all<Model>(root / "models", ".json", load_model_config));
   GPUPLAN_ASSIGN_OR_RETURN(c.memory_params_,
                            detail::load_memory_params((root / "params" / "memory.toml").string()));
-  GPUPLAN_ASSIGN_OR_RETURN(c.train_params_,
-                           detail::load_train_params((root / "params" / "training.toml").string()));
+  GPUPLAN_ASSIGN_OR_RETURN(
+      c.train_params_, detail::load_train_params((root / "params" / "training.toml").string(),
+                                                 (root / "params" / "training-fit.toml").string()));
   GPUPLAN_ASSIGN_OR_RETURN(c.inference_params_, detail::load_inference_params(
                                                     (root / "params" / "inference.toml").string()));
   GPUPLAN_RETURN_IF_ERROR(check_references(c));
@@ -135,6 +170,29 @@ Result<const Fabric*> Catalog::fabric(std::string_view id) const {
 
 Result<const Offer*> Catalog::offer(std::string_view id) const {
   return find_by_id(offers_, id, "offer");
+}
+
+Result<const Framework*> Catalog::framework(std::string_view id) const {
+  return find_by_id(frameworks_, id, "framework");
+}
+
+Result<Software> Catalog::software(std::string_view spec) const {
+  const size_t at = spec.find('@');
+  const std::string_view id = spec.substr(0, at);
+  Software s;
+  GPUPLAN_ASSIGN_OR_RETURN(s.framework, framework(id));
+  s.year = kCurrentYear;
+  if (at != std::string_view::npos) {
+    const std::string_view year = spec.substr(at + 1);
+    int64_t y = 0;
+    const auto [end, ec] = std::from_chars(year.data(), year.data() + year.size(), y);
+    if (ec != std::errc() || end != year.data() + year.size() || y < 2015 || y > kCurrentYear) {
+      return fail("", fmt::format("'{}' is not a year from 2015 to {}", year, kCurrentYear),
+                  fmt::format("write the framework as ID or ID@YEAR, e.g. '{}@2022'", id));
+    }
+    s.year = y;
+  }
+  return s;
 }
 
 Result<Model> Catalog::model(std::string_view id_or_path) const {
@@ -191,25 +249,29 @@ Result<std::vector<std::string>> Catalog::apply_profile(const std::string& path)
         Result<const Gpu*> miss = gpu(id);
         return fail(g.where("id"), miss.error().what, miss.error().hint);
       }
-      Efficiency e = it->efficiency.value_or(Efficiency{});
-      std::optional<double> gemm;
-      GPUPLAN_ASSIGN_OR_RETURN(gemm, g.optional_number("gemm", 0.01, 1.0));
-      std::optional<double> gemm_half;
-      GPUPLAN_ASSIGN_OR_RETURN(gemm_half, g.optional_quantity("gemm_half", Dimension::kFlops));
-      std::optional<double> hbm;
-      GPUPLAN_ASSIGN_OR_RETURN(hbm, g.optional_number("hbm", 0.01, 1.0));
-      if (gemm)
-        e.gemm = *gemm;
-      if (gemm_half)
-        e.gemm_half = Flops(*gemm_half);
-      if (hbm)
-        e.hbm = *hbm;
+      if (!it->efficiency || !it->tiles) {
+        return fail(g.where("id"), fmt::format("gpu '{}' has no time model to calibrate", id),
+                    "give the catalog entry [efficiency] and [gemm] tables first");
+      }
+      Efficiency& e = *it->efficiency;
+      TileModel& t = *it->tiles;
+      std::optional<double> v;
+      GPUPLAN_ASSIGN_OR_RETURN(v, g.optional_number("gemm", 0.01, 1.0));
+      e.gemm = v.value_or(e.gemm);
+      GPUPLAN_ASSIGN_OR_RETURN(v, g.optional_number("hbm", 0.01, 1.0));
+      e.hbm = v.value_or(e.hbm);
+      // The tile model's k-loop, tile and launch times, from a GEMM sweep on this part.
+      GPUPLAN_ASSIGN_OR_RETURN(v, g.optional_number("loop_efficiency", 0.05, 1.0));
+      t.loop_efficiency = v.value_or(t.loop_efficiency);
+      GPUPLAN_ASSIGN_OR_RETURN(v, g.optional_quantity("tile_overhead", Dimension::kSeconds));
+      t.tile_overhead = v ? Seconds(*v) : t.tile_overhead;
+      GPUPLAN_ASSIGN_OR_RETURN(v, g.optional_quantity("launch", Dimension::kSeconds));
+      t.launch = v ? Seconds(*v) : t.launch;
       GPUPLAN_RETURN_IF_ERROR(g.finish());
-      it->efficiency = e;
-      changed.push_back(
-          fmt::format("gpu {}: GEMM efficiency {:.3f} (half at {:.3g} GFLOP), HBM "
-                      "efficiency {:.3f}",
-                      id, e.gemm, e.gemm_half.si() / 1e9, e.hbm));
+      changed.push_back(fmt::format(
+          "gpu {}: sustained GEMM {:.3f} of peak, GEMM tiles {:.3f} in the k-loop, {:.2f} us per "
+          "tile, {:.2f} us per launch, HBM efficiency {:.3f}",
+          id, e.gemm, t.loop_efficiency, t.tile_overhead.si() * 1e6, t.launch.si() * 1e6, e.hbm));
     }
   } else {
     r.accept("gpu");

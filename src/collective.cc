@@ -1,6 +1,7 @@
 #include "gpuplan/collective.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "gpuplan/result.h"
 
@@ -20,12 +21,15 @@ constexpr double kLowLatencyShare = 0.5;
 // two protocols, as NCCL's tuner picks one per size. Simple: the full bus bandwidth, and a ring
 // that pays base + link latency at each of the node's n - 1 steps. LL: half the bandwidth, the
 // base once and the link latency at ceil(log2 n) levels. Both cross nodes by a tree.
-Seconds collective_time(Bytes wire, int64_t passes, const Group& g, const Network& net) {
+Seconds collective_time(Bytes wire, int64_t passes, const Group& g, const Network& net, Bytes chunk,
+                        bool tree) {
   const int64_t in_node = std::min(g.ranks, g.ranks_per_node);
-  const double levels = static_cast<double>(latency_levels(g.nodes()));
+  // Across nodes an all-reduce takes NCCL's tree, ceil(log2 nodes) levels; all-gather,
+  // reduce-scatter and all-to-all have no tree and pay one step per node around the ring.
+  const double levels = static_cast<double>(tree ? latency_levels(g.nodes()) : g.nodes() - 1);
   const Seconds across = (net.base_latency + net.inter_latency) * levels;
   const double n = static_cast<double>(passes);
-  const BytesPerSecond busbw = group_busbw(g, net);
+  const BytesPerSecond busbw = group_busbw(g, net, chunk);
   const Seconds ring =
       (net.base_latency + net.intra_latency) * static_cast<double>(in_node - 1) + across;
   const Seconds low_latency = net.base_latency +
@@ -44,29 +48,34 @@ int64_t latency_levels(int64_t n) {
   return levels;
 }
 
-BytesPerSecond group_busbw(const Group& g, const Network& net) {
+BytesPerSecond group_busbw(const Group& g, const Network& net, Bytes chunk) {
   GPUPLAN_CHECK(g.ranks >= 1 && g.ranks_per_node >= 1, "empty group");
   if (g.nodes() <= 1) {
     return net.intra_busbw;
   }
   const double share = static_cast<double>(std::min(g.ranks_per_node, net.gpus_per_node)) /
                        static_cast<double>(net.gpus_per_node);
-  const BytesPerSecond nics = net.nic_bandwidth * (static_cast<double>(net.nics_per_node) * share);
-  return std::min(net.intra_busbw, nics);
+  double nics = static_cast<double>(net.nics_per_node) * share;
+  if (net.channel_bytes.si() > 0 && chunk.si() > 0) {
+    // One NIC per channel, and at least one channel.
+    nics = std::min(nics, std::max(1.0, std::floor(chunk / net.channel_bytes)));
+  }
+  return std::min(net.intra_busbw, net.nic_bandwidth * nics);
 }
 
 Seconds all_reduce_time(Bytes bytes, const Group& g, const Network& net) {
   if (g.ranks <= 1 || bytes.si() <= 0) {
     return Seconds(0);
   }
-  return collective_time(bytes * (2.0 * fraction(g.ranks)), 2, g, net);
+  return collective_time(bytes * (2.0 * fraction(g.ranks)), 2, g, net, bytes, true);
 }
 
 Seconds all_gather_time(Bytes bytes, const Group& g, const Network& net) {
   if (g.ranks <= 1 || bytes.si() <= 0) {
     return Seconds(0);
   }
-  return collective_time(bytes * fraction(g.ranks), 1, g, net);
+  return collective_time(bytes * fraction(g.ranks), 1, g, net, bytes / static_cast<double>(g.ranks),
+                         false);
 }
 
 Seconds reduce_scatter_time(Bytes bytes, const Group& g, const Network& net) {
@@ -74,7 +83,10 @@ Seconds reduce_scatter_time(Bytes bytes, const Group& g, const Network& net) {
 }
 
 Seconds all_to_all_time(Bytes bytes, const Group& g, const Network& net) {
-  return all_gather_time(bytes, g, net);
+  if (g.ranks <= 1 || bytes.si() <= 0) {
+    return Seconds(0);
+  }
+  return collective_time(bytes * fraction(g.ranks), 1, g, net, bytes, false);
 }
 
 Seconds send_recv_time(Bytes bytes, bool crosses_nodes, const Network& net) {

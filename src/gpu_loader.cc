@@ -42,6 +42,7 @@ Result<Gpu> load_gpu(const std::string& path) {
   GPUPLAN_ASSIGN_OR_RETURN(g.id, checked_id(r));
   GPUPLAN_ASSIGN_OR_RETURN(g.name, r.text("name"));
   GPUPLAN_ASSIGN_OR_RETURN(g.vendor, r.text("vendor"));
+  GPUPLAN_ASSIGN_OR_RETURN(g.architecture, r.text("architecture"));
   double v = 0;
   GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("memory", Dimension::kBytes));
   g.memory = Bytes(v);
@@ -88,16 +89,60 @@ Result<Gpu> load_gpu(const std::string& path) {
     if (g.peak_for(Precision::kFp8)) {
       GPUPLAN_ASSIGN_OR_RETURN(e.gemm_fp8, eff->number("gemm_fp8", 0.05, 1.0));
     }
-    GPUPLAN_ASSIGN_OR_RETURN(v, eff->quantity("gemm_half", Dimension::kFlops));
-    e.gemm_half = Flops(v);
     GPUPLAN_ASSIGN_OR_RETURN(e.hbm, eff->number("hbm", 0.05, 1.0));
-    eff->accept("source");
+    GPUPLAN_ASSIGN_OR_RETURN(e.attention, eff->number("attention", 0.05, 1.0));
+    std::optional<double> hopper;
+    GPUPLAN_ASSIGN_OR_RETURN(hopper, eff->optional_number("attention_hopper", 0.05, 1.0));
+    e.attention_hopper = hopper.value_or(0);
     GPUPLAN_RETURN_IF_ERROR(eff->text("source"));
     GPUPLAN_RETURN_IF_ERROR(eff->finish());
     g.efficiency = e;
   }
+  // The GEMM tile model: the SM count, and the fit (data/gemm/<id>.toml) its library follows;
+  // the catalog resolves the fit once every file is read.
+  std::optional<TomlReader> gemm;
+  GPUPLAN_ASSIGN_OR_RETURN(gemm, r.optional_table("gemm"));
+  if (gemm) {
+    GPUPLAN_ASSIGN_OR_RETURN(g.sms, gemm->integer("sms", 1, 4096));
+    TileModel t;
+    GPUPLAN_ASSIGN_OR_RETURN(t.fit, gemm->text("tiles"));
+    GPUPLAN_RETURN_IF_ERROR(gemm->text("source"));
+    GPUPLAN_RETURN_IF_ERROR(gemm->finish());
+    g.tiles = t;
+  }
+  if (g.efficiency.has_value() != g.tiles.has_value()) {
+    return fail(path, "[efficiency] and [gemm] go together",
+                "the time model needs both the sustained rates and the GEMM tile model");
+  }
   GPUPLAN_RETURN_IF_ERROR(r.finish());
   return g;
+}
+
+Result<TileModel> load_tile_model(const std::string& path) {
+  toml::table table;
+  GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
+  TomlReader r(table, path);
+  r.accept("schema");
+  TileModel t;
+  GPUPLAN_ASSIGN_OR_RETURN(t.fit, checked_id(r));
+  GPUPLAN_ASSIGN_OR_RETURN(t.loop_efficiency, r.number("loop_efficiency", 0.05, 1.0));
+  double v = 0;
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("tile_overhead", Dimension::kSeconds));
+  t.tile_overhead = Seconds(v);
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("launch", Dimension::kSeconds));
+  t.launch = Seconds(v);
+  GPUPLAN_ASSIGN_OR_RETURN(t.square_tile, r.number("square_tile", 0.05, 1.0));
+  GPUPLAN_ASSIGN_OR_RETURN(t.narrow_tile, r.number("narrow_tile", 0.05, 1.0));
+  // What the fit was made from, kept for people: the sweep file, the part and format it was
+  // measured on, and how well the model reproduces it.
+  GPUPLAN_RETURN_IF_ERROR(r.text("sweep"));
+  GPUPLAN_RETURN_IF_ERROR(r.text("gpu"));
+  GPUPLAN_RETURN_IF_ERROR(r.text("precision"));
+  GPUPLAN_RETURN_IF_ERROR(r.number("rms_log_error", 0.0, 10.0));
+  GPUPLAN_RETURN_IF_ERROR(r.number("median_abs_error", 0.0, 10.0));
+  GPUPLAN_ASSIGN_OR_RETURN(t.source, r.text("source"));
+  GPUPLAN_RETURN_IF_ERROR(r.finish());
+  return t;
 }
 
 Result<MemoryParams> load_memory_params(const std::string& path) {
@@ -121,22 +166,77 @@ Result<MemoryParams> load_memory_params(const std::string& path) {
 
 namespace gpuplan::detail {
 
-Result<TrainParams> load_train_params(const std::string& path) {
+Result<TrainParams> load_train_params(const std::string& path, const std::string& fit_path) {
+  TrainParams p;
+  {
+    toml::table table;
+    GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
+    TomlReader r(table, path);
+    r.accept("schema");
+    GPUPLAN_ASSIGN_OR_RETURN(p.nccl_efficiency, r.number("nccl_efficiency", 0.05, 1.0));
+    double v = 0;
+    GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("collective_latency", Dimension::kSeconds));
+    p.collective_latency = Seconds(v);
+    GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("nccl_channel_bytes", Dimension::kBytes));
+    p.nccl_channel_bytes = Bytes(v);
+    GPUPLAN_ASSIGN_OR_RETURN(p.adam_bytes, r.number("adam_bytes", 1.0, 100.0));
+    GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("host_memory_bandwidth", Dimension::kBytesPerSecond));
+    p.host_memory_bandwidth = BytesPerSecond(v);
+    std::optional<TomlReader> link;
+    GPUPLAN_ASSIGN_OR_RETURN(link, r.optional_table("host_link"));
+    if (!link) {
+      return fail(path, "missing table [host_link]", "give the GPU-host rate per PCIe generation");
+    }
+    for (int gen = 3; gen <= 6; ++gen) {
+      GPUPLAN_ASSIGN_OR_RETURN(
+          v, link->quantity(fmt::format("gen{}", gen), Dimension::kBytesPerSecond));
+      p.host_link[static_cast<size_t>(gen)] = BytesPerSecond(v);
+    }
+    GPUPLAN_RETURN_IF_ERROR(link->finish());
+    GPUPLAN_RETURN_IF_ERROR(r.text("source"));
+    GPUPLAN_RETURN_IF_ERROR(r.finish());
+  }
+  GPUPLAN_ASSIGN_OR_RETURN(p, load_train_fit(fit_path, p));
+  return p;
+}
+
+Result<TrainParams> load_train_fit(const std::string& path, TrainParams p) {
   toml::table table;
   GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
   TomlReader r(table, path);
   r.accept("schema");
-  TrainParams p;
-  GPUPLAN_ASSIGN_OR_RETURN(p.attention_efficiency, r.number("attention_efficiency", 0.05, 1.0));
-  GPUPLAN_ASSIGN_OR_RETURN(p.elementwise_traffic, r.number("elementwise_traffic", 0.0, 10.0));
-  GPUPLAN_ASSIGN_OR_RETURN(p.dp_overlap, r.number("dp_overlap", 0.0, 1.0));
-  GPUPLAN_ASSIGN_OR_RETURN(p.zero3_overlap, r.number("zero3_overlap", 0.0, 1.0));
-  GPUPLAN_ASSIGN_OR_RETURN(p.nccl_efficiency, r.number("nccl_efficiency", 0.05, 1.0));
+  // Per GPU architecture, and `default` for those no published run informed.
+  std::optional<TomlReader> in_situ;
+  GPUPLAN_ASSIGN_OR_RETURN(in_situ, r.optional_table("in_situ"));
+  if (!in_situ) {
+    return fail(path, "missing table [in_situ]", "refit with gpuplan calibrate --validation");
+  }
+  p.in_situ.clear();
+  for (const auto& [key, node] : *table["in_situ"].as_table()) {
+    const std::string arch(key.str());
+    double v = 0;
+    GPUPLAN_ASSIGN_OR_RETURN(v, in_situ->number(arch, 0.1, 1.0));
+    if (arch == "default") {
+      p.in_situ_default = v;
+    } else {
+      p.in_situ.push_back({arch, v});
+    }
+  }
+  GPUPLAN_RETURN_IF_ERROR(in_situ->finish());
+  if (p.in_situ_default <= 0) {
+    return fail(in_situ->where("default"), "[in_situ] needs 'default'",
+                "the share for architectures no run informed");
+  }
+  GPUPLAN_ASSIGN_OR_RETURN(p.elementwise_traffic, r.number("elementwise_traffic", 0.0, 20.0));
+  GPUPLAN_ASSIGN_OR_RETURN(p.overlap_slowdown, r.number("overlap_slowdown", 0.0, 1.0));
   double v = 0;
-  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("collective_latency", Dimension::kSeconds));
-  p.collective_latency = Seconds(v);
+  GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("kernel_overhead", Dimension::kSeconds));
+  p.kernel_overhead = Seconds(v);
   GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("step_overhead", Dimension::kSeconds));
   p.step_overhead = Seconds(v);
+  // What the fit was made from, kept for people.
+  GPUPLAN_RETURN_IF_ERROR(r.integer("rows", 0, 1000000));
+  GPUPLAN_RETURN_IF_ERROR(r.number("median_abs_error_pct", 0.0, 1e6));
   GPUPLAN_RETURN_IF_ERROR(r.text("source"));
   GPUPLAN_RETURN_IF_ERROR(r.finish());
   return p;

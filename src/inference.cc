@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "gpuplan/fit.h"
+#include "gpuplan/gemm.h"
 
 namespace gpuplan {
 namespace {
@@ -17,30 +18,14 @@ std::string gib_text(Bytes b) {
   return fmt::format("{:.1f} GiB", b / GiB(1));
 }
 
-// The tensor-core rate the weight GEMMs run at: fp8 and int8 weights multiply 8-bit inputs
-// (W8A8), int4 weights are dequantised into 16-bit GEMMs (W4A16).
-std::optional<double> gemm_rate(const Gpu& gpu, Precision p) {
-  const Efficiency& e = *gpu.efficiency;
-  const Precision sixteen = gpu.peak_for(Precision::kBf16) ? Precision::kBf16 : Precision::kFp16;
-  switch (p) {
-    case Precision::kFp8:
-    case Precision::kInt8:
-      if (!gpu.peak_for(p) || e.gemm_fp8 <= 0) {
-        return std::nullopt;
-      }
-      return gpu.peak_for(p)->si() * e.gemm_fp8;
-    case Precision::kFp32:
-    case Precision::kTf32:
-      if (!gpu.peak_for(p)) {
-        return std::nullopt;
-      }
-      return gpu.peak_for(p)->si() * e.gemm;
-    default:
-      if (!gpu.peak_for(sixteen)) {
-        return std::nullopt;
-      }
-      return gpu.peak_for(sixteen)->si() * e.gemm;
+// The tensor-core rate the weight GEMMs run at (gemm.h): fp8 and int8 weights multiply 8-bit
+// inputs (W8A8), int4 weights are dequantised into 16-bit GEMMs (W4A16).
+std::optional<double> gemm_rate_of(const Gpu& gpu, Precision p) {
+  const std::optional<GemmRate> r = gemm_rate(gpu, p);
+  if (!r) {
+    return std::nullopt;
   }
+  return r->peak.si() * r->sustained;
 }
 
 }  // namespace
@@ -76,8 +61,8 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
     return;
   }
   boundaries_across_nodes_ = nodes - 1;
-  const std::optional<double> rate = gemm_rate(gpu, in.precision);
-  const std::optional<double> sixteen = gemm_rate(gpu, Precision::kBf16);
+  const std::optional<double> rate = gemm_rate_of(gpu, in.precision);
+  const std::optional<double> sixteen = gemm_rate_of(gpu, Precision::kBf16);
   if (!rate || !sixteen) {
     reason_ = fmt::format("{} has no {} tensor-core rate in the catalog", gpu.id,
                           precision_name(in.precision));
@@ -114,7 +99,9 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   const Efficiency& e = *gpu.efficiency;
   gemm_rate_ = *rate;
   sixteen_rate_ = *sixteen;
-  attention_rate_ = *sixteen * tp.attention_efficiency;
+  // Serving engines run Hopper-native attention kernels where the part has them.
+  attention_rate_ = gemm_rate(gpu, Precision::kBf16)->peak.si() *
+                    (e.attention_hopper > 0 ? e.attention_hopper : e.attention);
   hbm_rate_ = gpu.memory_bandwidth.si() * e.hbm * ip.stream_share;
 
   const double t = static_cast<double>(in.tp);
@@ -142,8 +129,8 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
       expert_bytes_ =
           mlp_matrices * h * static_cast<double>(m.moe.expert_intermediate) * q_bytes / t;
       dense_bytes_ += static_cast<double>(lp.matmul - lp.routed_experts) * q_bytes / t;
-      width = static_cast<double>((m.moe.experts_per_token + m.moe.shared_experts) *
-                                  m.moe.expert_intermediate);
+      width = static_cast<double>(m.moe.experts_per_token * m.moe.expert_intermediate +
+                                  shared_expert_width(m));
     } else {
       dense_bytes_ += static_cast<double>(lp.matmul) * q_bytes / t;
     }

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/inference.h"
 #include "gpuplan/memory.h"
@@ -15,10 +16,17 @@
 namespace gpuplan::detail {
 
 Result<Gpu> load_gpu(const std::string& path);
+// A fitted GEMM tile model (data/gemm/<id>.toml); its id is in TileModel::fit.
+Result<TileModel> load_tile_model(const std::string& path);
 Result<Fabric> load_fabric(const std::string& path);
+Result<Framework> load_framework(const std::string& path);
 Result<Offer> load_offer(const std::string& path);
 Result<MemoryParams> load_memory_params(const std::string& path);
-Result<TrainParams> load_train_params(const std::string& path);
+// The training model's physical parameters (params/training.toml) and its fitted ones
+// (params/training-fit.toml, written by gpuplan calibrate --validation).
+Result<TrainParams> load_train_params(const std::string& path, const std::string& fit_path);
+// The fitted parameters of `path` over `base`.
+Result<TrainParams> load_train_fit(const std::string& path, TrainParams base);
 Result<InferenceParams> load_inference_params(const std::string& path);
 
 // Parses "<amount> <CUR>/<per>" ("55.04 USD/h", "0.09 USD/GB"), or "<amount> <CUR>" when

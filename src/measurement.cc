@@ -126,31 +126,76 @@ AlphaBeta fit_alpha_beta(const CollectiveRun& run) {
   return ab;
 }
 
-std::optional<GemmRolloff> fit_gemm_rolloff(const GemmRun& run) {
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+std::vector<GemmSample> gemm_samples(const GemmRun& run) {
+  std::vector<GemmSample> out;
   for (const GemmPoint& p : run.points) {
-    if (p.n <= 0 || p.flops_per_s <= 0) {
+    if (p.n > 0 && p.flops_per_s > 0) {
+      out.push_back({GemmShape{p.n, p.n, p.n, 1}, FlopsPerSecond(p.flops_per_s)});
+    }
+  }
+  return out;
+}
+
+Result<std::vector<GemmSample>> read_gemm_sweep(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return fail(path, "cannot open the file",
+                "give a CSV sweep such as data/gemm/h100-sxm-bf16.csv");
+  }
+  std::vector<GemmSample> out;
+  std::string line;
+  int number = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    if (line.empty() || line[0] == '#') {
       continue;
     }
-    const double f = 2.0 * std::pow(static_cast<double>(p.n), 3.0);
-    const double x = 1.0 / f;
-    const double y = 1.0 / p.flops_per_s;
-    n += 1;
-    sx += x;
-    sy += y;
-    sxx += x * x;
-    sxy += x * y;
+    const std::string where = fmt::format("{}:{}", path, number);
+    if (!header) {
+      if (line != "batch,m,n,k,TFLOP/s") {
+        return fail(where, fmt::format("header '{}' is not 'batch,m,n,k,TFLOP/s'", line),
+                    "a sweep lists one GEMM per line after that header");
+      }
+      header = true;
+      continue;
+    }
+    std::istringstream fields(line);
+    std::string cell;
+    std::vector<double> v;
+    while (std::getline(fields, cell, ',')) {
+      size_t used = 0;
+      double x = 0;
+      try {
+        x = std::stod(cell, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != cell.size() || !std::isfinite(x) || x <= 0) {
+        return fail(where, fmt::format("'{}' is not a positive number", cell),
+                    "each line is batch,m,n,k (whole numbers) and the rate in TFLOP/s");
+      }
+      v.push_back(x);
+    }
+    if (v.size() != 5) {
+      return fail(where, fmt::format("{} fields, not 5", v.size()), "batch,m,n,k,TFLOP/s");
+    }
+    for (size_t i = 0; i < 4; ++i) {
+      if (v[i] != std::floor(v[i]) || v[i] > 1e9) {
+        return fail(where, fmt::format("'{}' is not a whole dimension up to 1e9", v[i]), "");
+      }
+    }
+    out.push_back({GemmShape{static_cast<int64_t>(v[1]), static_cast<int64_t>(v[2]),
+                             static_cast<int64_t>(v[3]), static_cast<int64_t>(v[0])},
+                   FlopsPerSecond(v[4] * 1e12)});
   }
-  const double det = n * sxx - sx * sx;
-  if (n < 2 || det <= 0) {
-    return std::nullopt;
+  if (out.empty()) {
+    return fail(path, "no GEMM in the sweep", "list at least one GEMM after the header");
   }
-  const double slope = (n * sxy - sx * sy) / det;  // f_half / R
-  const double intercept = (sy - slope * sx) / n;  // 1 / R
-  if (intercept <= 0 || slope <= 0) {
-    return std::nullopt;
-  }
-  return GemmRolloff{1.0 / intercept, slope / intercept};
+  return out;
 }
 
 }  // namespace gpuplan

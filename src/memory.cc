@@ -10,32 +10,37 @@ namespace {
 // Bytes per element of 16-bit activations, the format every trainer here stores them in.
 constexpr double kActivationBytes = 2.0;
 
-// Bytes per parameter of the trained state in mixed precision, as Megatron-LM keeps it:
-// 16-bit weights, fp32 gradients (main_grad), and fp32 master weights in the optimizer
-// (docs/FORMULAS.md#training-state).
+// Bytes per parameter of the trained state (docs/FORMULAS.md#training-state): in mixed precision
+// as the training software keeps it (MemoryJob's weight, gradient and master bytes: Megatron 2 +
+// 4 + 4, DeepSpeed 2 + 2 + 4, FSDP 4 + 4 + 0), plus the optimizer's moments.
 struct StateBytes {
   double weights;
   double gradients;
   double optimizer;
 };
 
-StateBytes full_training_state(Precision p, Optimizer o) {
-  const bool fp32 = p == Precision::kFp32 || p == Precision::kTf32;
-  // fp32 training needs no master copy; mixed precision keeps one (4 bytes).
-  const double master = fp32 ? 0.0 : 4.0;
-  double moments = 0;
+double moment_bytes_of(Optimizer o) {
   switch (o) {
     case Optimizer::kAdam:
-      moments = 8.0;  // first and second moments in fp32
-      break;
+      return 8.0;  // first and second moments in fp32
+    case Optimizer::kAdam8bit:
+      // Two 8-bit moments and one fp32 absolute maximum per block of 2048 for each
+      // (Dettmers et al. 2022, sec. 2).
+      return 2.0 + 2.0 * 4.0 / 2048.0;
     case Optimizer::kSgd:
-      moments = 4.0;  // momentum in fp32
-      break;
+      return 4.0;  // momentum in fp32
     case Optimizer::kAdafactor:
-      moments = 0.0;  // factored second moment: O(rows + cols), negligible per parameter
-      break;
+      return 0.0;  // factored second moment: O(rows + cols), negligible per parameter
   }
-  return {fp32 ? 4.0 : 2.0, 4.0, master + moments};
+  return 8.0;
+}
+
+StateBytes full_training_state(const MemoryJob& job) {
+  if (job.precision == Precision::kFp32 || job.precision == Precision::kTf32) {
+    // fp32 training needs no master copy.
+    return {4.0, 4.0, moment_bytes_of(job.optimizer)};
+  }
+  return {job.weight_bytes, job.gradient_bytes, job.master_bytes + moment_bytes_of(job.optimizer)};
 }
 
 // QLoRA's NF4 with double quantisation: 4 bits + 0.127 bits of constants per parameter
@@ -73,11 +78,18 @@ double lora_per_layer(const Model& m, const MemoryJob& job) {
   const double kv = static_cast<double>(m.kv_heads * m.head_dim);
   double n = r * ((h + q) * 2 + (h + kv) * 2);  // q, o, k, v
   if (job.lora_targets == LoraTargets::kAllLinear) {
-    const double width =
-        static_cast<double>(m.is_moe() ? m.moe.expert_intermediate : m.intermediate);
-    const double experts =
-        m.is_moe() ? static_cast<double>(m.moe.experts + m.moe.shared_experts) : 1.0;
-    n += experts * r * (h + width) * (m.gated_mlp ? 3 : 2);
+    const double matrices = m.gated_mlp ? 3 : 2;
+    if (m.is_moe()) {
+      // Every routed expert and the shared expert(s), each an adapter per matrix.
+      n += static_cast<double>(m.moe.experts) * r *
+           (h + static_cast<double>(m.moe.expert_intermediate)) * matrices;
+      if (m.moe.shared_experts > 0) {
+        n += static_cast<double>(m.moe.shared_experts) * r *
+             (h + static_cast<double>(shared_expert_width(m) / m.moe.shared_experts)) * matrices;
+      }
+    } else {
+      n += r * (h + static_cast<double>(m.intermediate)) * matrices;
+    }
   }
   return n;
 }
@@ -94,16 +106,16 @@ StageParams stage_params(const Model& m, const MemoryJob& job, int64_t first, in
       return;
     }
     const LayerParameters p = layer_parameters(m, index);
-    // Routed experts are split over the EP group as well as the TP group.
-    const double ep = static_cast<double>(job.layout.ep);
+    // Routed experts are split over the expert group: etp ranks per expert, ep expert shares.
+    const double split = static_cast<double>(job.layout.ep * job.layout.expert_tp());
     const double experts = static_cast<double>(p.routed_experts);
-    const double on_gpu = (static_cast<double>(p.sharded) - experts) / tp + experts / (tp * ep) +
+    const double on_gpu = (static_cast<double>(p.sharded) - experts) / tp + experts / split +
                           static_cast<double>(p.replicated);
     s.on_gpu += static_cast<double>(n) * on_gpu;
-    s.experts += static_cast<double>(n) * experts / (tp * ep);
+    s.experts += static_cast<double>(n) * experts / split;
     s.matmul_on_gpu +=
         static_cast<double>(n) *
-        std::min(on_gpu, (static_cast<double>(p.matmul) - experts) / tp + experts / (tp * ep));
+        std::min(on_gpu, (static_cast<double>(p.matmul) - experts) / tp + experts / split);
   };
   add(first, dense);
   add(first + dense, other);
@@ -169,23 +181,24 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
     b.weights = Bytes(sp.matmul_on_gpu * base_matmul +
                       (sp.on_gpu - sp.matmul_on_gpu + outside) * base_other + trainable * 4.0);
     b.gradients = Bytes(trainable * 4.0);
-    b.optimizer = Bytes(trainable * full_training_state(Precision::kFp32, job.optimizer).optimizer);
+    b.optimizer = Bytes(trainable * moment_bytes_of(job.optimizer));
   } else {
     trainable = b.parameters;
-    const StateBytes st = full_training_state(job.precision, job.optimizer);
+    const StateBytes st = full_training_state(job);
     b.weights = Bytes(trainable * st.weights);
     b.gradients = Bytes(trainable * st.gradients);
     b.optimizer = Bytes(trainable * st.optimizer);
   }
   b.trainable = trainable;
   // ZeRO (Rajbhandari et al. 2020): stage 1 shards optimizer states over the data-parallel
-  // group, stage 2 also gradients, stage 3 also weights.
-  // Routed experts are replicated over dp / ep ranks only, so that is their shard count.
+  // group (dp x cp ranks), stage 2 also gradients, stage 3 also weights. Routed experts are
+  // replicated over their expert-data-parallel ranks only, so that is their shard count.
   const double expert_share =
       b.parameters > 0 && job.task != Task::kLora && job.task != Task::kQlora
           ? sp.experts / b.parameters
           : 0.0;
-  const double shard = (1.0 - expert_share) / dp + expert_share * static_cast<double>(l.ep) / dp;
+  const double shard = (1.0 - expert_share) / (dp * static_cast<double>(l.cp)) +
+                       expert_share / static_cast<double>(l.expert_dp());
   if (l.zero >= 1) {
     b.optimizer = b.optimizer * shard;
   }
@@ -194,6 +207,15 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
   }
   if (l.zero >= 3) {
     b.weights = b.weights * shard;
+    // The gathered 16-bit weights of the layer being computed and of the one prefetched.
+    if (count > 0) {
+      b.weights += Bytes(2.0 * 2.0 * sp.on_gpu / static_cast<double>(count));
+    }
+  }
+  if (job.offload_optimizer) {
+    // ZeRO-Offload keeps the optimizer (master weights and moments) on the host.
+    b.host = b.optimizer;
+    b.optimizer = Bytes(0);
   }
 
   const Bytes per_layer = layer_activation_bytes(m, job);
@@ -222,6 +244,21 @@ double quantized_weight_bytes(Precision p) {
     default:
       return precision_bytes(p);
   }
+}
+
+void apply_software(MemoryJob& job, const Software& software) {
+  if (software.framework == nullptr) {
+    return;
+  }
+  const Framework& f = *software.framework;
+  job.weight_bytes = f.weight_bytes;
+  job.gradient_bytes = f.gradient_bytes;
+  job.master_bytes = f.master_bytes;
+  job.flash_attention = software.fused_attention();
+}
+
+double optimizer_moment_bytes(Optimizer o) {
+  return moment_bytes_of(o);
 }
 
 std::vector<int64_t> stage_layers(int64_t layers, int64_t pp) {
@@ -256,8 +293,8 @@ Bytes layer_activation_bytes(const Model& m, const MemoryJob& job) {
   const double kv = static_cast<double>(m.kv_heads * m.head_dim);
   double width = static_cast<double>(m.intermediate);
   if (m.is_moe()) {
-    width = static_cast<double>(m.moe.expert_intermediate *
-                                (m.moe.experts_per_token + m.moe.shared_experts));
+    width = static_cast<double>(m.moe.expert_intermediate * m.moe.experts_per_token +
+                                shared_expert_width(m));
   }
   // Without dropout there are no masks: 8h outside, and of the 5 a s score terms only the
   // softmax output (2 a s) remains.
@@ -305,9 +342,20 @@ std::optional<std::string> layout_problem(const Model& m, const MemoryJob& job) 
   if (width % l.tp != 0) {
     return fmt::format("tp {} does not divide the MLP width {} of {}", l.tp, width, m.id);
   }
-  if (l.ep < 1 || l.dp % l.ep != 0 || (l.ep > 1 && (!m.is_moe() || m.moe.experts % l.ep != 0))) {
-    return fmt::format("expert parallel {} needs a MoE model whose experts and dp {} it divides",
-                       l.ep, l.dp);
+  const int64_t etp = l.expert_tp();
+  if (l.cp < 1 || l.ep < 1 || etp < 1) {
+    return std::string("cp, ep and etp must each be at least 1");
+  }
+  if ((l.ep > 1 || l.etp > 0) && !m.is_moe()) {
+    return fmt::format("expert parallelism (ep {}, etp {}) needs a MoE model; {} has no experts",
+                       l.ep, etp, m.id);
+  }
+  if (m.is_moe() && (m.moe.experts % l.ep != 0 || m.moe.expert_intermediate % etp != 0 ||
+                     (l.tp * l.cp * l.dp) % (l.ep * etp) != 0)) {
+    return fmt::format(
+        "ep {} x etp {} must divide tp {} x cp {} x dp {}, ep the {} experts and etp their MLP "
+        "width {}",
+        l.ep, etp, l.tp, l.cp, l.dp, m.moe.experts, m.moe.expert_intermediate);
   }
   if (l.pp > m.layers) {
     return fmt::format("{} pipeline stages exceed the {} layers of {}", l.pp, m.layers, m.id);

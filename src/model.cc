@@ -71,12 +71,15 @@ void add_moe_mlp(const Model& m, LayerParameters& p) {
   const MixtureOfExperts& e = m.moe;
   const int64_t expert = mlp_matrices(m, e.expert_intermediate);
   const int64_t router = m.hidden * e.experts;
-  p.sharded += (e.experts + e.shared_experts) * expert;
+  const int64_t shared = mlp_matrices(m, shared_expert_width(m));
+  p.sharded += e.experts * expert + shared;
   p.routed_experts += e.experts * expert;
-  p.matmul += (e.experts + e.shared_experts) * expert;
-  p.active_matmul += (e.experts_per_token + e.shared_experts) * expert + router;
-  // The router is small and every rank needs all its scores.
-  p.replicated += router + (e.router_bias ? e.experts : 0);
+  p.matmul += e.experts * expert + shared;
+  p.active_matmul += e.experts_per_token * expert + shared + router;
+  // The router is small and every rank needs all its scores; so is the shared expert's gate.
+  p.replicated += router + (e.router_bias ? e.experts : 0) + (e.shared_gate ? m.hidden : 0);
+  p.matmul += e.shared_gate ? m.hidden : 0;
+  p.active_matmul += e.shared_gate ? m.hidden : 0;
   p.matmul += router;
 }
 
@@ -92,6 +95,9 @@ LayerParameters layer_parameters(const Model& model, int64_t index) {
     add_dense_mlp(model, p);
   }
   p.replicated += model.norms_per_layer * norm_parameters(model);
+  if (model.qk_norm) {
+    p.replicated += 2 * model.head_dim;  // q_norm and k_norm, shared by all heads
+  }
   return p;
 }
 
@@ -135,6 +141,14 @@ ParameterCount count_parameters(const Model& model) {
   c.total = c.layers + outside;
   c.active_per_token = active_layers + outside;
   return c;
+}
+
+int64_t shared_expert_width(const Model& m) {
+  if (!m.is_moe() || m.moe.shared_experts == 0) {
+    return 0;
+  }
+  return m.moe.shared_intermediate > 0 ? m.moe.shared_intermediate
+                                       : m.moe.shared_experts * m.moe.expert_intermediate;
 }
 
 double kv_cache_bytes_per_token(const Model& model, double bytes_per_element) {

@@ -138,6 +138,45 @@ Result<Model> read_gptj(const ConfigReader& r, Model m) {
   return m;
 }
 
+// Qwen2-MoE and Qwen3-MoE: num_experts routed experts of moe_intermediate_size, k per token;
+// Qwen2-MoE adds one gated shared expert of shared_expert_intermediate_size. MoE layers every
+// decoder_sparse_step layers with mlp_only_layers dense: the model keeps dense layers only as a
+// leading block (DeepSeek's first_k_dense), so other patterns are refused.
+Result<Model> read_qwen_moe(const ConfigReader& r, Model m) {
+  GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts, r.count("num_experts"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts_per_token, r.count("num_experts_per_tok"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.moe.expert_intermediate, r.count("moe_intermediate_size"));
+  int64_t shared = 0;
+  GPUPLAN_ASSIGN_OR_RETURN(shared, r.count_or("shared_expert_intermediate_size", 0));
+  if (shared > 0) {
+    m.moe.shared_experts = 1;
+    m.moe.shared_intermediate = shared;
+    m.moe.shared_gate = true;
+  }
+  int64_t step = 1;
+  GPUPLAN_ASSIGN_OR_RETURN(step, r.count_or("decoder_sparse_step", 1));
+  if (step != 1) {
+    return fail(r.where_key("decoder_sparse_step"),
+                fmt::format("MoE every {} layers is not supported", step),
+                "gpuplan models MoE in every layer after an optional dense prefix");
+  }
+  if (r.has("mlp_only_layers")) {
+    const Json& dense = r.raw("mlp_only_layers");
+    if (!dense.is_array()) {
+      return fail(r.where_key("mlp_only_layers"), "key 'mlp_only_layers' must be a list", "");
+    }
+    for (size_t i = 0; i < dense.size(); ++i) {
+      if (!dense[i].is_number_integer() || dense[i].get<int64_t>() != static_cast<int64_t>(i)) {
+        return fail(r.where_key("mlp_only_layers"),
+                    fmt::format("dense layers {} are not a leading block", dense.dump()),
+                    "gpuplan models dense layers only as the first ones (0, 1, ...)");
+      }
+    }
+    m.moe.dense_layers = static_cast<int64_t>(dense.size());
+  }
+  return m;
+}
+
 // Llama and the families that share its field names.
 Result<Model> read_llama_like(const ConfigReader& r, Model m) {
   GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
@@ -150,8 +189,11 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
   const bool gemma = m.model_type == "gemma2";
   GPUPLAN_ASSIGN_OR_RETURN(m.head_dim, r.count_or("head_dim", gemma ? 256 : m.hidden / m.heads));
   GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", gemma));
-  GPUPLAN_ASSIGN_OR_RETURN(m.qkv_bias, r.flag_or("attention_bias", m.model_type == "qwen2"));
-  m.out_bias = m.model_type == "qwen2" ? false : m.qkv_bias;
+  // Qwen2 and Qwen2-MoE bias Q, K and V but not the output projection.
+  const bool qwen2 = m.model_type == "qwen2" || m.model_type == "qwen2_moe";
+  GPUPLAN_ASSIGN_OR_RETURN(m.qkv_bias, r.flag_or("attention_bias", qwen2));
+  m.out_bias = qwen2 ? false : m.qkv_bias;
+  m.qk_norm = m.model_type == "qwen3" || m.model_type == "qwen3_moe";
   GPUPLAN_ASSIGN_OR_RETURN(m.mlp_bias, r.flag_or("mlp_bias", false));
   m.gated_mlp = true;
   m.norm = NormKind::kRmsNorm;
@@ -160,6 +202,9 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
     GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts, r.count("num_local_experts"));
     GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts_per_token, r.count("num_experts_per_tok"));
     m.moe.expert_intermediate = m.intermediate;
+  }
+  if (m.model_type == "qwen2_moe" || m.model_type == "qwen3_moe") {
+    GPUPLAN_ASSIGN_OR_RETURN(m, read_qwen_moe(r, std::move(m)));
   }
   if (m.model_type == "deepseek_v3") {
     if (r.has("q_lora_rank")) {
@@ -307,9 +352,9 @@ Result<Model> check_shape(Model m, const std::string& where) {
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> kTypes = {"gpt2",  "llama",  "mistral",  "mixtral",
-                                                  "qwen2", "gemma2", "gpt_neox", "bloom",
-                                                  "mpt",   "falcon", "gptj",     "deepseek_v3"};
+  static const std::vector<std::string> kTypes = {
+      "gpt2",   "llama",    "mistral", "mixtral", "qwen2",  "qwen2_moe", "qwen3",      "qwen3_moe",
+      "gemma2", "gpt_neox", "bloom",   "mpt",     "falcon", "gptj",      "deepseek_v3"};
   return kTypes;
 }
 
@@ -350,8 +395,8 @@ Result<Model> parse_model_config(std::string_view json_text, const std::string& 
       return read_mpt(r, m);
     if (t == "falcon")
       return read_falcon(r, m);
-    if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "gemma2" ||
-        t == "deepseek_v3") {
+    if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen2_moe" ||
+        t == "qwen3" || t == "qwen3_moe" || t == "gemma2" || t == "deepseek_v3") {
       return read_llama_like(r, m);
     }
     return fail(r.where_key("model_type"), fmt::format("unsupported model_type '{}'", t),

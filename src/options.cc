@@ -52,6 +52,7 @@ constexpr std::array kTasks = {
 };
 constexpr std::array kOptimizers = {
     std::pair{Optimizer::kAdam, std::string_view("adam")},
+    std::pair{Optimizer::kAdam8bit, std::string_view("adam8bit")},
     std::pair{Optimizer::kSgd, std::string_view("sgd")},
     std::pair{Optimizer::kAdafactor, std::string_view("adafactor")},
 };

@@ -103,6 +103,9 @@ Result<PlanJob> load_plan_job(const std::string& path) {
     }
     job.precision = *p;
   }
+  std::optional<std::string> framework;
+  GPUPLAN_ASSIGN_OR_RETURN(framework, j->optional_text("framework"));
+  job.framework = framework.value_or(job.framework);
   GPUPLAN_ASSIGN_OR_RETURN(job.deadline, time_key(*j, "deadline"));
   GPUPLAN_ASSIGN_OR_RETURN(job.budget, money_key(*j, "budget", ""));
   GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_integer("users", 1, int64_t{1} << 40));

@@ -10,7 +10,7 @@ namespace {
 
 // The outer sizes a worker takes as one unit of work.
 struct Outer {
-  int64_t tp, cp, pp, dp, ep;
+  int64_t tp, cp, pp, dp, ep, etp;
 };
 
 std::vector<int64_t> divisors(int64_t n) {
@@ -35,9 +35,8 @@ std::vector<T> choices(const std::optional<T>& fixed, std::vector<T> all) {
 auto layout_key(const TrainEstimate& e) {
   const MemoryJob& m = e.job.memory;
   const Parallelism& l = m.layout;
-  return std::make_tuple(l.tp, e.job.context_parallel, l.pp, l.dp, l.ep, l.zero,
-                         l.sequence_parallel, static_cast<int>(m.recompute), m.micro_batch,
-                         l.virtual_stages);
+  return std::make_tuple(l.tp, l.cp, l.pp, l.dp, l.ep, l.etp, l.zero, l.sequence_parallel,
+                         static_cast<int>(m.recompute), m.micro_batch, l.virtual_stages);
 }
 
 // Keeps the `k` best estimates seen.
@@ -71,7 +70,7 @@ void search_outer(const Model& m, const Cluster& c, const TrainJob& base, const 
                   const TrainParams& tp, const SearchOptions& o, const Outer& x, TopK& top,
                   WorkerResult& out) {
   TrainJob job = base;
-  job.context_parallel = x.cp;
+  job.memory.layout.cp = x.cp;
   const int64_t per_replica = base.global_batch / x.dp;
   const std::vector<int64_t> zeros = choices<int64_t>(
       o.zero, x.dp > 1 ? std::vector<int64_t>{0, 1, 2, 3} : std::vector<int64_t>{0});
@@ -108,7 +107,7 @@ void search_outer(const Model& m, const Cluster& c, const TrainJob& base, const 
           }
           bool any_fits = false;
           for (int64_t v : vs_of[i]) {
-            job.memory.layout = Parallelism{x.tp, x.pp, x.dp, v, sp, zero, x.ep};
+            job.memory.layout = Parallelism{x.tp, x.pp, x.dp, v, sp, zero, x.ep, x.cp, x.etp};
             job.memory.recompute = r;
             job.memory.micro_batch = mb;
             ++out.evaluated;
@@ -170,20 +169,28 @@ SearchResult search_layouts(const Model& m, const Cluster& c, const TrainJob& ba
         if (n % (t * cp * pp) != 0 || (o.dp && *o.dp != dp) || base.global_batch % dp != 0) {
           continue;
         }
-        std::vector<int64_t> eps = {1};
-        if (o.ep) {
-          eps = {*o.ep};
-        } else if (m.is_moe()) {
-          eps.clear();
-          for (int64_t ep : divisors(dp)) {
-            if (m.moe.experts % ep == 0)
-              eps.push_back(ep);
-          }
+        // Experts: split over ep x etp of the tp x cp x dp ranks, each expert over etp = tp (0)
+        // or, for MoE models with tp > 1, over etp = 1 (expert parallelism across the TP ranks).
+        if (!m.is_moe()) {
+          outers.push_back({t, cp, pp, dp, 1, 0});
+          continue;
         }
-        for (int64_t ep : eps) {
-          if (dp % ep != 0)
+        std::vector<int64_t> etps = {0};
+        if (o.etp) {
+          etps = {*o.etp == t ? 0 : *o.etp};
+        } else if (t > 1) {
+          etps.push_back(1);
+        }
+        for (int64_t etp : etps) {
+          const int64_t split = etp > 0 ? etp : t;
+          if (m.moe.expert_intermediate % split != 0) {
             continue;
-          outers.push_back({t, cp, pp, dp, ep});
+          }
+          for (int64_t ep : choices<int64_t>(o.ep, divisors(t * cp * dp / split))) {
+            if (m.moe.experts % ep == 0 && (t * cp * dp) % (ep * split) == 0) {
+              outers.push_back({t, cp, pp, dp, ep, etp});
+            }
+          }
         }
       }
     }

@@ -5,108 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "training_model.h"
+
 namespace gpuplan {
 namespace {
-
-// Time of one GEMM of `flops` at `peak` x the GPU's large-GEMM efficiency, rolled off for small
-// GEMMs as f / (f + f_half) (docs/FORMULAS.md#compute).
-Seconds gemm_time(double flops, FlopsPerSecond peak, double efficiency, Flops half) {
-  if (flops <= 0) {
-    return Seconds(0);
-  }
-  const double rolloff = flops / (flops + half.si());
-  return Flops(flops) / (peak * (efficiency * rolloff));
-}
-
-// Compute time of one layer's forward pass for one micro-batch on one GPU, split by kind.
-struct LayerTimes {
-  Seconds gemm;       // matrix multiplies
-  Seconds attention;  // attention core (scores and weighted values)
-  Seconds memory;     // memory-bound elementwise work
-};
-
-LayerTimes layer_forward(const Model& m, int64_t layer, const Gpu& gpu, const TrainJob& job,
-                         const TrainParams& p) {
-  const MemoryJob& mj = job.memory;
-  const Efficiency& e = *gpu.efficiency;
-  const bool fp8 = mj.precision == Precision::kFp8 && gpu.peak_for(Precision::kFp8);
-  const Precision half_precision =
-      gpu.peak_for(Precision::kBf16) ? Precision::kBf16 : Precision::kFp16;
-  const Precision compute = mj.precision == Precision::kFp32 || mj.precision == Precision::kTf32
-                                ? mj.precision
-                                : half_precision;
-  const FlopsPerSecond peak16 = gpu.peak_for(compute).value_or(FlopsPerSecond(0));
-  const FlopsPerSecond gemm_peak = fp8 ? *gpu.peak_for(Precision::kFp8) : peak16;
-  const double gemm_eff = fp8 ? e.gemm_fp8 : e.gemm;
-  const double t = static_cast<double>(mj.layout.tp);
-  const double tokens =
-      static_cast<double>(mj.micro_batch * mj.seq) / static_cast<double>(job.context_parallel);
-  const double h = static_cast<double>(m.hidden);
-
-  LayerTimes out;
-  auto gemm = [&](double flops) { out.gemm += gemm_time(flops, gemm_peak, gemm_eff, e.gemm_half); };
-  const LayerParameters lp = layer_parameters(m, layer);
-  const bool moe_layer = m.is_moe() && layer >= m.moe.dense_layers;
-  const double q = static_cast<double>(m.heads * m.head_dim);
-  const double kv = static_cast<double>(m.kv_heads * m.head_dim);
-  double mlp_weights = 0;  // matmul weights of the MLP a token passes through
-  if (moe_layer) {
-    const double expert =
-        (m.gated_mlp ? 3.0 : 2.0) * h * static_cast<double>(m.moe.expert_intermediate);
-    // Routed tokens spread evenly: each of the E / ep local experts gets tokens * k * ep / E
-    // rows (tokens arrive from the whole EP group).
-    const int64_t ep = mj.layout.ep;
-    const double per_expert = tokens * static_cast<double>(m.moe.experts_per_token * ep) /
-                              static_cast<double>(m.moe.experts);
-    for (int64_t x = 0; x < m.moe.experts / ep; ++x) {
-      gemm(2.0 * per_expert * expert / t);
-    }
-    for (int64_t x = 0; x < m.moe.shared_experts; ++x) {
-      gemm(2.0 * tokens * expert / t);
-    }
-    const double router = h * static_cast<double>(m.moe.experts);
-    gemm(2.0 * tokens * router);
-    mlp_weights =
-        static_cast<double>(m.moe.experts_per_token + m.moe.shared_experts) * expert + router;
-  } else {
-    const double i = static_cast<double>(m.intermediate);
-    gemm(2.0 * tokens * h * i * (m.gated_mlp ? 2.0 : 1.0) / t);
-    gemm(2.0 * tokens * i * h / t);
-    mlp_weights = (m.gated_mlp ? 3.0 : 2.0) * h * i;
-  }
-  if (m.is_latent_attention()) {
-    // MLA's down- and up-projections, as one GEMM of the layer's attention weights.
-    gemm(2.0 * tokens * (static_cast<double>(lp.active_matmul) - mlp_weights) / t);
-  } else {
-    gemm(2.0 * tokens * h * (q + 2.0 * kv) / t);
-    gemm(2.0 * tokens * q * h / t);
-  }
-  // Attention core: QK^T and scores x V, 2 x 2 x s x (a d) per query token; fused causal
-  // kernels skip the masked half, the eager kernels of 2021-22 computed it.
-  const double causal = mj.flash_attention ? 0.5 : 1.0;
-  const double attention_flops = 4.0 * tokens * static_cast<double>(mj.seq) * q * causal / t;
-  out.attention = Flops(attention_flops) / (peak16 * (e.gemm * p.attention_efficiency));
-  // Memory-bound work: norms, activation functions, dropout, residuals, softmax. Their traffic
-  // scales with the activations a layer stores.
-  MemoryJob stored = mj;
-  stored.recompute = Recompute::kNone;
-  const Bytes act = layer_activation_bytes(m, stored) / static_cast<double>(job.context_parallel);
-  Bytes traffic = act * p.elementwise_traffic;
-  if (fp8) {
-    // fp8 GEMMs (TransformerEngine) cast their 16-bit inputs every pass: read 2 bytes, write 1,
-    // for the activations entering the GEMMs and for this rank's weights.
-    const double inputs =
-        moe_layer ? 2.0 * h + q : 2.0 * h + q + static_cast<double>(m.intermediate) / t;
-    const double weights = static_cast<double>(lp.active_matmul) / t;
-    traffic += Bytes(3.0 * (tokens * inputs + weights));
-  }
-  if (mj.task == Task::kQlora) {
-    // QLoRA dequantises its 4-bit weights before every GEMM: read ~0.5 bytes, write 2.
-    traffic += Bytes(2.5 * static_cast<double>(lp.matmul) / t);
-  }
-  out.memory = traffic / (gpu.memory_bandwidth * e.hbm);
-  return out;
-}
 
 // Which GPUs of a group share a node, for groups placed TP innermost, then CP, DP, PP.
 Group place(int64_t ranks, int64_t stride, int64_t gpus_per_node) {
@@ -119,7 +21,32 @@ std::string gib_text(Bytes b) {
   return fmt::format("{:.1f} GiB", b / GiB(1));
 }
 
+Seconds positive(Seconds s) {
+  return Seconds(std::max(0.0, s.si()));
+}
+
+// Communication `comm` that the software hides behind `compute`: what does not fit under it is
+// exposed, and what does still slows that compute by `slowdown` of its own time
+// (docs/FORMULAS.md#overlap).
+Seconds overlapped(Seconds comm, Seconds compute, double slowdown) {
+  const Seconds hidden = std::min(comm, compute);
+  return positive(comm - compute) + hidden * slowdown;
+}
+
+// Per micro-batch, on the slowest stage: compute and the exposed communication that sits inside
+// the micro-batch (TP, CP, EP, ZeRO-3), split as StepTime reports them.
+struct StageCost {
+  Seconds compute, recompute, forward, backward;  // forward and backward include recompute
+  Seconds tp, cp, zero3;
+  Seconds total() const { return compute + tp + cp + zero3; }
+};
+
 }  // namespace
+
+void apply_software(TrainJob& job, const Software& software) {
+  job.software = software;
+  apply_software(job.memory, software);
+}
 
 double model_flops_per_token(const Model& m, int64_t seq) {
   double matmul = 0;
@@ -139,6 +66,7 @@ Network cluster_network(const Cluster& c, const TrainParams& p) {
   n.intra_busbw = up.measured_busbw.value_or(up.bandwidth * p.nccl_efficiency);
   n.base_latency = p.collective_latency;
   n.intra_latency = up.latency;
+  n.channel_bytes = p.nccl_channel_bytes;
   if (c.scale_out != nullptr) {
     const Fabric& out = *c.scale_out;
     n.nics_per_node = c.nics_per_node;
@@ -146,6 +74,33 @@ Network cluster_network(const Cluster& c, const TrainParams& p) {
     n.inter_latency = out.latency;
   }
   return n;
+}
+
+std::optional<std::string> interleaving_problem(const Model& m, int64_t pp, int64_t v,
+                                                PipelineEngine engine) {
+  if (v <= 1) {
+    return std::nullopt;
+  }
+  if (pp <= 1) {
+    return fmt::format("{} virtual stages need more than one pipeline stage", v);
+  }
+  switch (engine) {
+    case PipelineEngine::kDeepSpeed:
+      return std::string("DeepSpeed's pipeline engine does not interleave (virtual stages 1)");
+    case PipelineEngine::kMegatron:
+      if (m.layers % (pp * v) != 0) {
+        return fmt::format(
+            "Megatron interleaves only when the {} layers divide into pp {} x {} virtual stages",
+            m.layers, pp, v);
+      }
+      return std::nullopt;
+    case PipelineEngine::kCustom:
+      if (pp * v > m.layers) {
+        return fmt::format("pp {} x {} virtual stages exceed the {} layers", pp, v, m.layers);
+      }
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob& job,
@@ -156,19 +111,25 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   const MemoryJob& mj = job.memory;
   const Parallelism& l = mj.layout;
   const Gpu& gpu = *c.gpu;
-  GPUPLAN_CHECK(gpu.efficiency.has_value(), "GPU without efficiency calibration");
+  GPUPLAN_CHECK(gpu.efficiency.has_value() && gpu.tiles.has_value(),
+                "GPU without efficiency calibration");
   GPUPLAN_CHECK(mj.micro_batch > 0 && l.virtual_stages > 0, "unresolved micro-batch");
   auto infeasible = [&](std::string reason) {
     est.feasible = false;
     est.reason = std::move(reason);
     return est;
   };
-  const int64_t cp = job.context_parallel;
+  const int64_t cp = l.cp;
   if (l.tp * l.pp * l.dp * cp != c.gpus) {
     return infeasible(fmt::format("tp {} x pp {} x dp {} x cp {} = {} GPUs, not the {} given", l.tp,
                                   l.pp, l.dp, cp, l.tp * l.pp * l.dp * cp, c.gpus));
   }
   if (auto problem = layout_problem(m, mj)) {
+    return infeasible(*problem);
+  }
+  const PipelineEngine engine =
+      job.software.framework ? job.software.framework->pipeline : PipelineEngine::kMegatron;
+  if (auto problem = interleaving_problem(m, l.pp, l.virtual_stages, engine)) {
     return infeasible(*problem);
   }
   if (mj.seq % cp != 0) {
@@ -203,192 +164,240 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
                     gib_text(est.memory.total()), gpu.id, gib_text(gpu.memory_usable));
   }
 
+  const Software& sw = job.software;
+  const bool framework = sw.framework != nullptr;
+  const double kappa = p.overlap_slowdown;
   const Network net = cluster_network(c, p);
   const std::vector<int64_t> layers = stage_layers(m.layers, l.pp);
-  const double tokens_mb = static_cast<double>(mj.micro_batch * mj.seq / cp);
+  const double rows = static_cast<double>(mj.micro_batch * mj.seq / cp);
   const double t = static_cast<double>(l.tp);
+  const double h = static_cast<double>(m.hidden);
+  const bool recompute_full = mj.recompute == Recompute::kFull;
 
-  // Per micro-batch time of the slowest stage: forward + backward (2x forward) + recompute.
+  // Tensor parallelism: two all-reduces of the layer's activations forward, two backward (and
+  // two more in a full recompute); with sequence parallelism the same volume as all-gathers and
+  // reduce-scatters.
   const Group tp_group = place(l.tp, 1, c.gpus_per_node);
-  const Bytes tp_bytes = Bytes(tokens_mb * static_cast<double>(m.hidden) * 2.0);
-  const Seconds tp_collective = all_reduce_time(tp_bytes, tp_group, net);
-  const double tp_per_layer = mj.recompute == Recompute::kFull ? 6.0 : 4.0;  // fwd, bwd, refwd
+  const Bytes activation = Bytes(rows * h * 2.0);
+  const Seconds tp_collective = l.sequence_parallel
+                                    ? all_gather_time(activation, tp_group, net) +
+                                          reduce_scatter_time(activation, tp_group, net)
+                                    : all_reduce_time(activation, tp_group, net);
+  const double tp_passes = recompute_full ? 6.0 : 4.0;
+  const bool tp_overlap = framework && sw.tp_comm_overlap();
+  // Context parallelism: ring attention passes K and V around the cp ranks, cp - 1 steps each
+  // way, each step hidden behind that step's share of the attention kernels; the backward
+  // passes K, V and their gradients (twice the bytes).
   const Group cp_group = place(cp, l.tp, c.gpus_per_node);
+  const double kv_width = static_cast<double>(std::max<int64_t>(1, m.kv_heads / l.tp) * m.head_dim);
+  const Bytes kv_block = Bytes(2.0 * rows * kv_width * 2.0);
+  const bool cp_crosses = cp_group.nodes() > 1;
+  const Seconds cp_step = send_recv_time(kv_block, cp_crosses, net);
   // Expert parallelism: dispatch and combine all-to-alls of the routed tokens, forward and
-  // backward (and again in a full recompute), per MoE layer; counted with the TP traffic.
-  const Group ep_group = place(l.ep, l.tp * cp, c.gpus_per_node);
+  // backward (and again in a full recompute), per MoE layer, over the ep ranks (etp apart) that
+  // hold different experts. Each GPU receives the rows its experts compute: rows x k x etp / t.
+  const int64_t etp = l.expert_tp();
+  const Group ep_group = place(l.ep, etp, c.gpus_per_node);
   const Seconds ep_exchange =
       m.is_moe() && l.ep > 1
-          ? all_to_all_time(Bytes(tokens_mb * static_cast<double>(m.moe.experts_per_token) *
-                                  static_cast<double>(m.hidden) * 2.0),
+          ? all_to_all_time(Bytes(rows * static_cast<double>(m.moe.experts_per_token) * h * 2.0 *
+                                  static_cast<double>(etp) / t),
                             ep_group, net) *
-                (mj.recompute == Recompute::kFull ? 6.0 : 4.0)
+                (recompute_full ? 6.0 : 4.0)
           : Seconds(0);
-  // Per layer of each kind, once: every layer of a span costs the same.
+  // ZeRO-3 / FSDP: per layer, the 16-bit weights are all-gathered for the forward and again
+  // for the backward, and the gradients reduce-scattered, over the data-parallel group (all its
+  // NICs), in buckets of the framework's size (FSDP: one layer per collective).
+  const Group dp_group = place(l.dp * cp, l.tp, c.gpus_per_node);
+  const bool zero3 = l.zero >= 3 && l.dp > 1;
+  const bool prefetch = framework && sw.zero3_prefetch();
+  auto zero3_layer = [&](double params_gpu, double params_layer, Seconds& gather,
+                         Seconds& scatter) {
+    const double bucket = framework ? sw.framework->zero3_bucket_params : 0.0;
+    const double collectives = bucket > 0 ? std::max(1.0, std::ceil(params_layer / bucket)) : 1.0;
+    const Bytes weights = Bytes(params_gpu * 2.0 / collectives);
+    const Bytes grads = Bytes(params_gpu * mj.gradient_bytes / collectives);
+    gather = all_gather_time(weights, dp_group, net) * collectives;
+    scatter = reduce_scatter_time(grads, dp_group, net) * collectives;
+  };
+
+  // Per layer kind, once: every layer of a span costs the same.
   struct SpanCost {
     LayerSpan span;
-    Seconds fwd, bwd, recompute, cp_comm, ep_comm;
+    detail::LayerWork work;
+    Seconds tp, cp, zero3;
   };
   std::vector<SpanCost> costs;
   for (const LayerSpan& span : layer_spans(m)) {
-    const LayerTimes f = layer_forward(m, span.first, gpu, job, p);
     SpanCost sc;
     sc.span = span;
-    sc.fwd = f.gemm + f.attention + f.memory;
-    // Backward: two GEMMs per forward GEMM (input and weight gradients; LoRA's frozen weights
-    // need only the input gradient), ~2.5x the attention forward (FlashAttention-2), twice the
-    // elementwise traffic.
-    const bool adapters = mj.task == Task::kLora || mj.task == Task::kQlora;
-    sc.bwd = f.gemm * (adapters ? 1.0 : 2.0) + f.attention * 2.5 + f.memory * 2.0;
-    if (mj.recompute == Recompute::kFull) {
-      sc.recompute = sc.fwd;
-    } else if (mj.recompute == Recompute::kSelective) {
-      sc.recompute = f.attention;
-    }
-    if (cp > 1) {
-      // Ring attention exchanges K and V: an all-gather forward, a reduce-scatter backward,
-      // hidden behind the attention kernels (forward and backward) when they are long enough.
-      const double kv_gpu =
-          static_cast<double>(m.head_dim) * std::max(1.0, static_cast<double>(m.kv_heads) / t);
-      const Bytes kv_bytes = Bytes(2.0 * tokens_mb * static_cast<double>(cp) * kv_gpu * 2.0);
-      const Seconds exchange = all_gather_time(kv_bytes, cp_group, net) * 2.0;
-      sc.cp_comm = Seconds(std::max(0.0, (exchange - f.attention * 3.5).si()));
-    }
+    sc.work = detail::layer_work(m, span.first, gpu, job, p);
+    const detail::LayerWork& w = sc.work;
+    const Seconds tp_comm = tp_collective * tp_passes;
+    sc.tp = tp_overlap ? overlapped(tp_comm, w.gemm_forward + w.gemm_backward, kappa) : tp_comm;
     const bool moe_span = m.is_moe() && span.first >= m.moe.dense_layers;
-    sc.ep_comm = moe_span ? ep_exchange : Seconds(0);
+    sc.tp += moe_span ? ep_exchange : Seconds(0);
+    if (cp > 1) {
+      const double steps = static_cast<double>(cp - 1);
+      const double share = static_cast<double>(cp);
+      const Seconds fwd = overlapped(cp_step, w.attention_forward / share, kappa) * steps;
+      const Seconds bwd = overlapped(cp_step * 2.0, w.attention_backward / share, kappa) * steps;
+      sc.cp = fwd + bwd + (recompute_full ? fwd : Seconds(0));
+    }
+    if (zero3) {
+      const LayerParameters lp = layer_parameters(m, span.first);
+      const double params_layer = static_cast<double>(lp.total());
+      const double params_gpu = params_layer / t;
+      Seconds gather, scatter;
+      zero3_layer(params_gpu, params_layer, gather, scatter);
+      const double live = framework ? sw.framework->zero3_max_live_params : 0.0;
+      if (prefetch && (live <= 0 || 2.0 * params_layer <= live)) {
+        // The next layer's gather runs under this layer's forward; its backward gather and the
+        // previous layer's reduce-scatter under this layer's backward.
+        sc.zero3 = overlapped(gather, w.forward(), kappa) +
+                   overlapped(gather + scatter, w.backward() + w.recompute, kappa);
+      } else {
+        sc.zero3 = gather * 2.0 + scatter;
+      }
+    }
     costs.push_back(sc);
   }
-  // Output head and its backward on the last stage: 3 x 2 T h V / t.
-  const Efficiency& eff = *gpu.efficiency;
-  const FlopsPerSecond head_peak =
-      gpu.peak_for(Precision::kBf16)
-          .value_or(gpu.peak_for(Precision::kFp16).value_or(FlopsPerSecond(1)));
-  const Seconds head = gemm_time(2.0 * tokens_mb * static_cast<double>(m.hidden * m.vocab) / t,
-                                 head_peak, eff.gemm, eff.gemm_half);
+  const detail::LayerWork head = detail::head_work(m, gpu, job, p);
 
-  Seconds slowest_compute;
-  Seconds slowest_recompute;
-  Seconds slowest_tp;
-  Seconds slowest_cp;
-  Seconds slowest_backward;
+  StageCost slowest;
   int64_t first = 0;
   for (size_t s = 0; s < layers.size(); ++s) {
-    Seconds compute;
-    Seconds recompute;
-    Seconds backward;
-    Seconds cp_comm;
-    Seconds tp_comm = tp_collective * (tp_per_layer * static_cast<double>(layers[s]));
+    StageCost st;
     for (const SpanCost& sc : costs) {
       const double n = static_cast<double>(layers_in_span(sc.span, first, layers[s]));
-      compute += (sc.fwd + sc.bwd + sc.recompute) * n;
-      recompute += sc.recompute * n;
-      backward += sc.bwd * n;
-      cp_comm += sc.cp_comm * n;
-      tp_comm += sc.ep_comm * n;
+      st.compute += sc.work.total() * n;
+      st.recompute += sc.work.recompute * n;
+      st.forward += sc.work.forward() * n;
+      st.backward += (sc.work.backward() + sc.work.recompute) * n;
+      st.tp += sc.tp * n;
+      st.cp += sc.cp * n;
+      st.zero3 += sc.zero3 * n;
     }
     if (s + 1 == layers.size()) {
-      compute += head * 3.0;
-      backward += head * 2.0;
+      st.compute += head.total();
+      st.forward += head.forward();
+      st.backward += head.backward();
     }
-    if ((compute + tp_comm + cp_comm) > (slowest_compute + slowest_tp + slowest_cp)) {
-      slowest_compute = compute;
-      slowest_recompute = recompute;
-      slowest_tp = tp_comm;
-      slowest_cp = cp_comm;
-      slowest_backward = backward;
+    if (st.total() > slowest.total()) {
+      slowest = st;
     }
     first += layers[s];
   }
   const double m_count = static_cast<double>(micro_batches);
-  const Seconds per_mb = slowest_compute + slowest_tp + slowest_cp;
-  StepTime& st = est.step;
-  st.compute = slowest_compute * m_count;
-  st.recompute = slowest_recompute * m_count;
-  st.tp_comm = slowest_tp * m_count;
-  st.cp_comm = slowest_cp * m_count;
+  const Seconds per_mb = slowest.total();
+  StepTime& step = est.step;
+  step.compute = slowest.compute * m_count;
+  step.recompute = slowest.recompute * m_count;
+  step.tp_comm = slowest.tp * m_count;
+  step.cp_comm = slowest.cp * m_count;
+  step.dp_comm = slowest.zero3 * m_count;
+
   // Pipeline: bubble (p-1)/v micro-batch times (Narayanan et al. 2021, sec. 2.2); one send and
-  // one receive per micro-batch and stage boundary, v times as many boundaries interleaved.
+  // one receive per micro-batch and stage boundary, v times as many boundaries interleaved, on
+  // the critical path.
   if (l.pp > 1) {
     const double v = static_cast<double>(l.virtual_stages);
-    st.bubble = per_mb * (static_cast<double>(l.pp - 1) / v);
-    const Bytes boundary =
-        Bytes(tokens_mb * static_cast<double>(m.hidden) * 2.0 / (l.sequence_parallel ? t : 1.0));
+    step.bubble = per_mb * (static_cast<double>(l.pp - 1) / v);
+    // Megatron scatters a boundary activation over the TP group (each rank sends 1/t, the next
+    // stage all-gathers it over NVLink) when sequence parallelism has not split it already;
+    // DeepSpeed's engine sends the whole activation from every rank.
+    const bool scatter = engine != PipelineEngine::kDeepSpeed && l.tp > 1;
+    const Bytes boundary = activation / (l.sequence_parallel || scatter ? t : 1.0);
     const bool crosses = l.tp * cp * l.dp >= c.gpus_per_node;
-    const Seconds hop = send_recv_time(boundary, crosses, net);
-    st.pp_comm = hop * (2.0 * v * (m_count + static_cast<double>(l.pp - 1)));
+    Seconds hop = send_recv_time(boundary, crosses, net);
+    if (scatter && !l.sequence_parallel) {
+      hop += all_gather_time(activation, tp_group, net);
+    }
+    // Megatron pairs each send with the receive it waits for (send_forward_recv_backward); the
+    // DeepSpeed engine runs SendActivation, RecvActivation, SendGrad and RecvGrad as separate
+    // blocking instructions, four transfers per micro-batch and boundary instead of two.
+    const double per_boundary = engine == PipelineEngine::kDeepSpeed ? 4.0 : 2.0;
+    step.pp_comm = hop * (per_boundary * v * (m_count + static_cast<double>(l.pp - 1)));
   }
-  // Data parallelism.
-  // Routed experts synchronise over dp / ep ranks, everything else over dp; LoRA synchronises
-  // and updates its adapters only.
+  // Data parallelism (ZeRO 0-2): the gradients are all-reduced (ZeRO 0) or reduce-scattered and
+  // the new weights all-gathered (ZeRO 1, 2) over the dp x cp ranks; routed experts over their
+  // own, smaller group. What the software overlaps hides behind the last micro-batch's backward
+  // (gradients) and the first one's forward (weights).
   const bool adapters = mj.task == Task::kLora || mj.task == Task::kQlora;
   const double params_gpu =
       adapters ? est.memory.trainable : est.memory.parameters - est.memory.expert_parameters;
   const double expert_params = adapters ? 0.0 : est.memory.expert_parameters;
-  const Group expert_dp = place(l.dp / l.ep, l.tp * cp * l.ep, c.gpus_per_node);
-  const Group dp_group = place(l.dp, l.tp * cp, c.gpus_per_node);
-  const double grad_bytes = mj.precision == Precision::kFp16 ? 2.0 : 4.0;
-  if (l.dp > 1) {
-    if (l.zero <= 2) {
-      Seconds sync;
-      auto sync_of = [&](double params, const Group& g) {
-        if (l.zero == 0) {
-          return all_reduce_time(Bytes(params * grad_bytes), g, net);
-        }
-        // Distributed optimizer: reduce-scatter the gradients, all-gather the new weights.
-        return reduce_scatter_time(Bytes(params * grad_bytes), g, net) +
-               all_gather_time(Bytes(params * 2.0), g, net);
-      };
-      sync = sync_of(params_gpu, dp_group) + sync_of(expert_params, expert_dp);
-      const Seconds hidden = slowest_backward * p.dp_overlap;
-      st.dp_comm = Seconds(std::max(0.0, (sync - hidden).si()));
-    } else {
-      // ZeRO-3 / FSDP: weights gathered for the forward, again for the backward (and the
-      // recompute), gradients reduce-scattered, for every micro-batch.
-      const double gathers = mj.recompute == Recompute::kFull ? 3.0 : 2.0;
-      // Each rank gathers and scatters over its own rail: a GPU's traffic is limited to its
-      // share of the node's NICs (docs/FORMULAS.md#zero3).
-      const Group rail{l.dp, 1};
-      const Group& z3 = dp_group.nodes() > 1 ? rail : dp_group;
-      // Every resident weight is gathered (LoRA's frozen base too); only the trained ones have
-      // gradients to scatter.
-      const double gathered = est.memory.parameters;
-      const double trained = params_gpu + expert_params;
-      const Seconds per_mb_comm = all_gather_time(Bytes(gathered * 2.0), z3, net) * gathers +
-                                  reduce_scatter_time(Bytes(trained * grad_bytes), z3, net);
-      const Seconds traffic = per_mb_comm * m_count;
-      const Seconds hidden = st.compute * p.zero3_overlap;
-      st.dp_comm = Seconds(std::max(0.0, (traffic - hidden).si()));
-    }
+  const Group expert_dp = place(l.expert_dp(), etp * l.ep, c.gpus_per_node);
+  if (l.dp * cp > 1 && !zero3) {
+    Seconds grads, weights;
+    auto sync = [&](double params, const Group& g) {
+      if (g.ranks <= 1) {
+        return;
+      }
+      const Bytes gb = Bytes(params * mj.gradient_bytes);
+      if (l.zero == 0) {
+        grads += all_reduce_time(gb, g, net);
+      } else {
+        grads += reduce_scatter_time(gb, g, net);
+        weights += all_gather_time(Bytes(params * 2.0), g, net);
+      }
+    };
+    sync(params_gpu, dp_group);
+    sync(expert_params, expert_dp);
+    const bool hide_grads = framework && sw.overlap_grad_reduce();
+    const bool hide_weights = framework && sw.overlap_param_gather();
+    step.dp_comm += hide_grads ? overlapped(grads, slowest.backward, kappa) : grads;
+    step.dp_comm += hide_weights ? overlapped(weights, slowest.forward, kappa) : weights;
+  } else if (zero3) {
+    // ZeRO-3 shards the optimizer too: nothing left to synchronise at the step's end but the
+    // first layer's gather, which nothing hides.
+    const double params_layer = static_cast<double>(layer_parameters(m, 0).total());
+    Seconds gather, scatter;
+    zero3_layer(params_layer / t, params_layer, gather, scatter);
+    step.dp_comm += gather * m_count;
   }
-  // Optimizer: Adam reads and writes fp32 master weights, two moments and the gradient, and
-  // writes the 16-bit weights: ~30 bytes per parameter it owns.
+  // Optimizer: Adam streams adam_bytes per parameter the rank owns (fp32 master weights, two
+  // moments and the gradient read and written, 16-bit weights written) at the achieved HBM
+  // bandwidth; ZeRO >= 1 owns 1 / (dp x cp) of them.
+  const double shards = static_cast<double>(l.dp * cp);
   const double owned =
-      l.zero >= 1 ? params_gpu / static_cast<double>(l.dp) +
-                        expert_params * static_cast<double>(l.ep) / static_cast<double>(l.dp)
+      l.zero >= 1 ? params_gpu / shards + expert_params / static_cast<double>(l.expert_dp())
                   : params_gpu + expert_params;
-  st.optimizer = Bytes(owned * 30.0) / (gpu.memory_bandwidth * gpu.efficiency->hbm);
-  st.overhead = p.step_overhead;
+  // adam_bytes counts two fp32 moments read and written; other optimizers stream their own.
+  const double update_bytes = p.adam_bytes - 16.0 + 2.0 * optimizer_moment_bytes(mj.optimizer);
+  if (mj.offload_optimizer) {
+    // ZeRO-Offload: the gradients go down to the host and the 16-bit weights come back over the
+    // GPU's PCIe link, and the update streams through host memory, shared by the node's GPUs.
+    const BytesPerSecond link =
+        p.host_link[static_cast<size_t>(std::clamp<int64_t>(gpu.pcie_gen, 3, 6))];
+    const BytesPerSecond host = p.host_memory_bandwidth / static_cast<double>(c.gpus_per_node);
+    step.optimizer =
+        Bytes(owned * (mj.gradient_bytes + 2.0)) / link + Bytes(owned * update_bytes) / host;
+  } else {
+    step.optimizer = Bytes(owned * update_bytes) / (gpu.memory_bandwidth * gpu.efficiency->hbm);
+  }
+  step.overhead = p.step_overhead;
 
-  const Seconds step = st.total();
+  const Seconds total = step.total();
   const double tokens_step = static_cast<double>(job.global_batch * mj.seq);
-  est.tokens_per_s = tokens_step / step.si();
+  est.tokens_per_s = tokens_step / total.si();
   // LoRA trains no base weight: its backward computes input gradients only, 2/3 of the work.
   const double model_flops =
       model_flops_per_token(m, mj.seq) * tokens_step * (adapters ? 2.0 / 3.0 : 1.0);
   const double gpus = static_cast<double>(c.gpus);
-  est.model_flops_per_gpu = Flops(model_flops / gpus) / step;
-  const double recompute_share = (st.compute.si() > 0) ? st.recompute / st.compute : 0.0;
+  est.model_flops_per_gpu = Flops(model_flops / gpus) / total;
+  const double recompute_share = (step.compute.si() > 0) ? step.recompute / step.compute : 0.0;
   est.hardware_flops_per_gpu =
       est.model_flops_per_gpu * (1.0 / std::max(1e-9, 1.0 - recompute_share));
   const Precision peak_precision =
-      mj.precision == Precision::kFp8 && gpu.peak_for(Precision::kFp8)
+      detail::fp8_gemms(gpu, job)
           ? Precision::kFp8
           : (gpu.peak_for(Precision::kBf16) ? Precision::kBf16 : Precision::kFp16);
   const double peak = gpu.peak_for(peak_precision)->si();
   est.mfu = est.model_flops_per_gpu.si() / peak;
   est.hfu = est.hardware_flops_per_gpu.si() / peak;
   if (job.tokens > 0) {
-    est.time_to_train = step * (job.tokens / tokens_step);
+    est.time_to_train = total * (job.tokens / tokens_step);
     est.gpu_hours = est.time_to_train.si() / 3600.0 * gpus;
     est.energy_joules = est.time_to_train.si() * gpu.tdp.si() * gpus;
     if (job.price_per_gpu_hour) {
@@ -414,13 +423,17 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
       }
     }
   }
+  const PipelineEngine engine =
+      job.software.framework ? job.software.framework->pipeline : PipelineEngine::kMegatron;
   std::vector<int64_t> virtual_stages;
   if (l.virtual_stages > 0) {
     virtual_stages.push_back(l.virtual_stages);
   } else {
     virtual_stages.push_back(1);
     for (int64_t v = 2; l.pp > 1 && l.pp * v <= m.layers; ++v) {
-      virtual_stages.push_back(v);
+      if (!interleaving_problem(m, l.pp, v, engine)) {
+        virtual_stages.push_back(v);
+      }
     }
   }
   TrainEstimate best;

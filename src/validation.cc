@@ -60,22 +60,11 @@ Result<TrainJob> row_job(const RowReader& r, const Json& lay) {
   GPUPLAN_ASSIGN_OR_RETURN(l.sequence_parallel, r.flag(lay, "sequence_parallel"));
   GPUPLAN_ASSIGN_OR_RETURN(l.zero, r.count(lay, "zero"));
   GPUPLAN_ASSIGN_OR_RETURN(l.virtual_stages, r.count(lay, "virtual_stages", true));
-  if (lay.contains("attention")) {
-    // Optional: the attention kernels the run used. "eager" (2021-22 Megatron-LM and
-    // DeepSpeed: scores materialised, fused softmax) or "flash" (fused, the default).
-    std::string kernel;
-    GPUPLAN_ASSIGN_OR_RETURN(kernel, r.text(lay, "attention"));
-    if (kernel != "eager" && kernel != "flash") {
-      return fail(r.where(), fmt::format("layout.attention '{}' is unknown", kernel),
-                  "expected 'eager' or 'flash'");
-    }
-    mj.flash_attention = kernel == "flash";
-  }
   if (lay.contains("expert_parallel")) {
     GPUPLAN_ASSIGN_OR_RETURN(l.ep, r.count(lay, "expert_parallel"));
   }
   if (lay.contains("context_parallel")) {
-    GPUPLAN_ASSIGN_OR_RETURN(job.context_parallel, r.count(lay, "context_parallel"));
+    GPUPLAN_ASSIGN_OR_RETURN(l.cp, r.count(lay, "context_parallel"));
   }
   std::string text;
   GPUPLAN_ASSIGN_OR_RETURN(text, r.text(lay, "recompute"));
@@ -90,11 +79,45 @@ Result<TrainJob> row_job(const RowReader& r, const Json& lay) {
     return fail(r.where(), "layout.precision: " + pr.error().what, pr.error().hint);
   }
   mj.precision = *pr;
-  if (l.tp == 0 || l.pp == 0 || l.dp == 0 || job.global_batch == 0 || mj.seq == 0 ||
-      job.context_parallel == 0) {
+  if (l.tp == 0 || l.pp == 0 || l.dp == 0 || job.global_batch == 0 || mj.seq == 0 || l.cp == 0) {
     return fail(r.where(), "tp, pp, dp, global_batch, seq_len, context_parallel must be >= 1", "");
   }
   return job;
+}
+
+// The row's training software, {"framework": F, "year": Y}, resolved against the catalog.
+Result<Software> row_software(const RowReader& r, const Json& row, const Catalog& catalog) {
+  if (!row.contains("software") || !row["software"].is_object()) {
+    return fail(r.where(), "key 'software' must be an object",
+                "{\"framework\": \"megatron-lm\", \"year\": 2024} (see the format README)");
+  }
+  const Json& sw = row["software"];
+  std::string id;
+  GPUPLAN_ASSIGN_OR_RETURN(id, r.text(sw, "framework"));
+  int64_t year = 0;
+  GPUPLAN_ASSIGN_OR_RETURN(year, r.count(sw, "year"));
+  Result<Software> s = catalog.software(fmt::format("{}@{}", id, year));
+  if (!s) {
+    return fail(r.where(), "software: " + s.error().what, s.error().hint);
+  }
+  return *s;
+}
+
+// A global batch that dp x micro-batch does not divide becomes the nearest one it does (at least
+// one step of it), and the row says so.
+std::string round_global_batch(TrainJob& job) {
+  const int64_t unit = job.memory.layout.dp * std::max<int64_t>(1, job.memory.micro_batch);
+  if (job.global_batch % unit == 0) {
+    return "";
+  }
+  const int64_t given = job.global_batch;
+  const int64_t down = given / unit * unit;
+  job.global_batch = down == 0 || given - down > down + unit - given ? down + unit : down;
+  return fmt::format("global batch {} rounded to {}, the nearest multiple of dp {}{}", given,
+                     job.global_batch, job.memory.layout.dp,
+                     job.memory.micro_batch > 0
+                         ? fmt::format(" x micro-batch {}", job.memory.micro_batch)
+                         : std::string());
 }
 
 double median(std::vector<double> v) {
@@ -182,6 +205,108 @@ std::optional<PublishedMfu> best_published_mfu(const std::vector<PublishedMfu>& 
   return best;
 }
 
+Result<std::vector<TrainingRow>> read_training_rows(const std::string& path,
+                                                    const Catalog& catalog) {
+  Json doc;
+  GPUPLAN_ASSIGN_OR_RETURN(doc, read_validation_file(path));
+  if (doc.value("kind", "") != "training") {
+    return fail(path, fmt::format("kind '{}' is not 'training'", doc.value("kind", "")),
+                "give a validation file of training runs");
+  }
+  std::vector<TrainingRow> rows;
+  for (size_t i = 0; i < doc["rows"].size(); ++i) {
+    const Json& row = doc["rows"][i];
+    TrainingRow t;
+    t.id = row.is_object() ? row.value("id", "") : "";
+    const RowReader r(row, fmt::format("{}: row {} '{}'", path, i, t.id));
+    if (t.id.empty()) {
+      return fail(r.where(), "every row needs an 'id'", "");
+    }
+    t.source = row.is_object() && row.contains("source") && row["source"].is_string()
+                   ? row["source"].get<std::string>()
+                   : "";
+    const std::string metric = row.value("metric", "step_time_s");
+    if (!row.contains("value") || !row["value"].is_number()) {
+      return fail(r.where(), "key 'value' must be a number",
+                  "the published figure, in the metric's unit");
+    }
+    t.published = row["value"].get<double>();
+    const Json* model_json = nullptr;
+    const Json* sys = nullptr;
+    const Json* lay = nullptr;
+    GPUPLAN_ASSIGN_OR_RETURN(model_json, r.object("model"));
+    GPUPLAN_ASSIGN_OR_RETURN(sys, r.object("system"));
+    GPUPLAN_ASSIGN_OR_RETURN(lay, r.object("layout"));
+    // A layout, software or model gpuplan cannot read (an unsupported family, an unknown
+    // framework) makes the row unpredictable, not the file unreadable.
+    Result<TrainJob> job = row_job(r, *lay);
+    Result<Software> software = row_software(r, row, catalog);
+    Result<Model> model = parse_model_config(model_json->dump(), "model", t.id);
+    Result<Cluster> cluster = detail::row_cluster(r, *sys, catalog);
+    if (!job) {
+      t.reason = job.error().message();
+    } else if (!software) {
+      t.reason = software.error().message();
+    } else if (!model) {
+      t.reason = model.error().message();
+    } else if (metric != "step_time_s") {
+      t.reason = fmt::format("metric '{}' is not a training metric gpuplan predicts", metric);
+    } else if (!cluster) {
+      t.reason = cluster.error().message();
+    } else if (!cluster->gpu->efficiency) {
+      t.reason = fmt::format("gpu '{}' has no [efficiency] calibration", cluster->gpu->id);
+    } else if (t.published <= 0) {
+      t.reason = "the published step time is not positive";
+    } else {
+      apply_software(*job, *software);
+      t.note = round_global_batch(*job);
+      t.model = std::move(*model);
+      t.cluster = *cluster;
+      t.job = std::move(*job);
+    }
+    rows.push_back(std::move(t));
+  }
+  return rows;
+}
+
+ValidationEntry predict_training_row(const TrainingRow& row, const Catalog& catalog,
+                                     const TrainParams& params) {
+  ValidationEntry e;
+  e.id = row.id;
+  e.metric = "step_time_s";
+  e.published = row.published;
+  e.note = row.note;
+  if (!row.reason.empty()) {
+    e.reason = row.reason;
+    return e;
+  }
+  // The published run did fit; where no choice fits the memory model, the fastest is timed and
+  // the disagreement reported (docs/VALIDATION.md).
+  TrainEstimate est = best_training(row.model, row.cluster, row.job, catalog.memory_params(),
+                                    params, MemoryPolicy::kRequire);
+  if (!est.feasible) {
+    e.reason = est.reason;
+  } else {
+    e.predicted = est.step.total().si();
+    e.error_pct = (*e.predicted - e.published) / e.published * 100.0;
+  }
+  e.training = std::move(est);
+  return e;
+}
+
+void summarize(ValidationReport& report) {
+  std::vector<double> errors;
+  report.predicted = 0;
+  for (const ValidationEntry& e : report.entries) {
+    if (e.predicted) {
+      errors.push_back(std::fabs(e.error_pct));
+      ++report.predicted;
+    }
+  }
+  report.median_abs_error_pct = median(errors);
+  report.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());
+}
+
 Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog) {
   Json doc;
   GPUPLAN_ASSIGN_OR_RETURN(doc, read_validation_file(path));
@@ -191,6 +316,16 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
     return fail(path, fmt::format("unknown kind '{}'", report.kind),
                 "expected 'training' or 'inference'");
   }
+  if (report.kind == "training") {
+    std::vector<TrainingRow> rows;
+    GPUPLAN_ASSIGN_OR_RETURN(rows, read_training_rows(path, catalog));
+    for (const TrainingRow& row : rows) {
+      report.entries.push_back(predict_training_row(row, catalog, catalog.train_params()));
+    }
+    report.rows = static_cast<int64_t>(rows.size());
+    summarize(report);
+    return report;
+  }
   std::vector<double> errors;
   for (size_t i = 0; i < doc["rows"].size(); ++i) {
     const Json& row = doc["rows"][i];
@@ -199,59 +334,8 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
     if (id.empty()) {
       return fail(r.where(), "every row needs an 'id'", "");
     }
-    if (report.kind == "inference") {
-      // One entry per (row, metric), and each counts as a row of the summary.
-      GPUPLAN_RETURN_IF_ERROR(detail::validate_inference_row(r, row, id, catalog, report, errors));
-      continue;
-    }
-    ++report.rows;
-    ValidationEntry e;
-    e.id = id;
-    e.metric = row.value("metric", "step_time_s");
-    if (!row.contains("value") || !row["value"].is_number()) {
-      return fail(r.where(), "key 'value' must be a number",
-                  "the published figure, in the metric's unit");
-    }
-    e.published = row["value"].get<double>();
-    const Json* model_json = nullptr;
-    const Json* sys = nullptr;
-    const Json* lay = nullptr;
-    GPUPLAN_ASSIGN_OR_RETURN(model_json, r.object("model"));
-    GPUPLAN_ASSIGN_OR_RETURN(sys, r.object("system"));
-    GPUPLAN_ASSIGN_OR_RETURN(lay, r.object("layout"));
-    // A layout value gpuplan cannot read, or a model it cannot read (an unsupported family),
-    // makes the row unpredictable, not the file unreadable.
-    Result<TrainJob> job = row_job(r, *lay);
-    // A model gpuplan cannot read (an unsupported family) makes the row unpredictable, not the
-    // file unreadable.
-    Result<Model> model = parse_model_config(model_json->dump(), "model", id);
-    Result<Cluster> cluster = detail::row_cluster(r, *sys, catalog);
-    if (!job) {
-      e.reason = job.error().message();
-    } else if (!model) {
-      e.reason = model.error().message();
-    } else if (e.metric != "step_time_s") {
-      e.reason = fmt::format("metric '{}' is not a training metric gpuplan predicts", e.metric);
-    } else if (!cluster) {
-      e.reason = cluster.error().message();
-    } else if (!cluster->gpu->efficiency) {
-      e.reason = fmt::format("gpu '{}' has no [efficiency] calibration", cluster->gpu->id);
-    } else {
-      // The published run ran, so it fitted: where the memory model disagrees, the estimate is
-      // still made and the disagreement reported (docs/VALIDATION.md).
-      TrainEstimate est = best_training(*model, *cluster, *job, catalog.memory_params(),
-                                        catalog.train_params(), MemoryPolicy::kReport);
-      if (!est.feasible) {
-        e.reason = est.reason;
-      } else {
-        e.predicted = est.step.total().si();
-        e.error_pct = (*e.predicted - e.published) / e.published * 100.0;
-        errors.push_back(std::fabs(e.error_pct));
-        ++report.predicted;
-      }
-      e.training = std::move(est);
-    }
-    report.entries.push_back(std::move(e));
+    // One entry per (row, metric), and each counts as a row of the summary.
+    GPUPLAN_RETURN_IF_ERROR(detail::validate_inference_row(r, row, id, catalog, report, errors));
   }
   report.median_abs_error_pct = median(errors);
   report.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());

@@ -68,17 +68,18 @@ TEST(GpuLoader, ErrorsNameFileLineKeyAndHint) {
   };
   const Case cases[] = {
       {"unknown-key.toml",
-       "unknown-key.toml:9:1: unknown key 'clock'; expected one of: schema, id, name, vendor, "
+       "unknown-key.toml:10:1: unknown key 'clock'; expected one of: schema, id, name, vendor, "
+       "architecture, "
        "memory, memory_usable, memory_bandwidth, tdp, pcie_gen, scale_up, scale_up_domain, "
-       "source, peak, efficiency"},
+       "source, peak, efficiency, gemm"},
       {"bare-number.toml",
-       "bare-number.toml:5:10: key 'memory' = 80 has no unit; write a size as a string with its "
+       "bare-number.toml:6:10: key 'memory' = 80 has no unit; write a size as a string with its "
        "unit, e.g. 'memory = \"80 GB\"'"},
       {"negative-size.toml",
-       "negative-size.toml:5:10: key 'memory': '-80 GB' is negative; a physical quantity is >= 0"},
+       "negative-size.toml:6:10: key 'memory': '-80 GB' is negative; a physical quantity is >= 0"},
       {"missing-source.toml",
        "missing-source.toml:1:1: missing key 'source'; every entry must give it"},
-      {"peak-typo.toml", "peak-typo.toml:15:1: unknown key 'peak.bf61'; did you mean 'bf16'?"},
+      {"peak-typo.toml", "peak-typo.toml:16:1: unknown key 'peak.bf61'; did you mean 'bf16'?"},
       {"wrong-schema.toml",
        "wrong-schema.toml:1:10: unsupported schema; this gpuplan reads 'schema = 1'"},
   };

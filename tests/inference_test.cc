@@ -81,9 +81,10 @@ TEST_F(InferenceTest, PrefillIsComputeBound) {
   const double compute = 8192.0 * 2.0 * layer_matmul(m) / rate;
   const double head = 4096.0 * 128256.0 * 2.0 / decode_bandwidth("h100-sxm");
   EXPECT_NEAR(im.iteration(b).matmul.si(), compute + head, 1e-12);
-  // Causal attention: 4 x 4096 FLOPs per (query, key) pair per layer, at the attention rate.
-  const double attention =
-      b.prefill_keys * 32 * 4.0 * 4096.0 / (rate * catalog_->train_params().attention_efficiency);
+  // Causal attention: 4 x 4096 FLOPs per (query, key) pair per layer, at the Hopper attention
+  // kernels' rate (data/gpus/h100-sxm.toml: attention_hopper of the bf16 peak).
+  const double attention = b.prefill_keys * 32 * 4.0 * 4096.0 /
+                           (g.peak_for(Precision::kBf16)->si() * g.efficiency->attention_hopper);
   EXPECT_NEAR(im.iteration(b).attention.si(), attention, 1e-12);
 }
 

@@ -22,23 +22,37 @@ TEST(FitAlphaBeta, RecoversAKnownLatencyAndBandwidth) {
   EXPECT_NEAR(ab.busbw, 100e9, 1e3);
 }
 
-TEST(FitGemmRolloff, RecoversTheModelsRolloffFromASizeSweep) {
-  // Rates made by the model's own curve, R f / (f + f_half) with R = 800 TFLOP/s and f_half =
-  // 30 GFLOP, at n = 1024 ... 8192 (f = 2 n^3): the fit gives R and f_half back.
+TEST(ReadGemmSweep, ReadsThePublishedSweep) {
+  // data/gemm/h100-sxm-bf16.csv: OpenXLA's full 3 x 5 x 5 x 5 grid; its first line is
+  // 1 x 1024 x 2048 x 256 at 139.5 TFLOP/s.
+  Result<std::vector<GemmSample>> s =
+      read_gemm_sweep(std::string(GPUPLAN_DATA_DIR) + "/gemm/h100-sxm-bf16.csv");
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  ASSERT_EQ(s->size(), 375U);
+  EXPECT_EQ(s->front().shape.batch, 1);
+  EXPECT_EQ(s->front().shape.m, 1024);
+  EXPECT_EQ(s->front().shape.n, 2048);
+  EXPECT_EQ(s->front().shape.k, 256);
+  EXPECT_DOUBLE_EQ(s->front().rate.si(), 139.5e12);
+}
+
+TEST(ReadGemmSweep, NamesTheLineOfABadValue) {
+  Result<std::vector<GemmSample>> s = read_gemm_sweep(fixture("bad-sweep.csv"));
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().message(),
+            fixture("bad-sweep.csv") +
+                ":4: 'fast' is not a positive number; each line is batch,m,n,k (whole numbers) "
+                "and the rate in TFLOP/s");
+}
+
+TEST(GemmSamples, TurnsSquareRunsIntoShapes) {
   GemmRun run;
-  for (int64_t n : {1024, 2048, 4096, 8192}) {
-    const double f = 2.0 * static_cast<double>(n * n * n);
-    run.points.push_back({n, 800e12 * f / (f + 30e9)});
-  }
-  const std::optional<GemmRolloff> fit = fit_gemm_rolloff(run);
-  ASSERT_TRUE(fit.has_value());
-  EXPECT_NEAR(fit->rate, 800e12, 800e12 * 1e-9);
-  EXPECT_NEAR(fit->half_flops, 30e9, 30e9 * 1e-6);
-  // One size fixes no curve; rates that fall with size fit no roll-off.
-  run.points.resize(1);
-  EXPECT_FALSE(fit_gemm_rolloff(run).has_value());
-  run.points = {{1024, 500e12}, {8192, 400e12}};
-  EXPECT_FALSE(fit_gemm_rolloff(run).has_value());
+  run.points = {{1024, 500e12}, {0, 1.0}};
+  const std::vector<GemmSample> s = gemm_samples(run);
+  ASSERT_EQ(s.size(), 1U);  // the empty size is dropped
+  EXPECT_EQ(s[0].shape.m, 1024);
+  EXPECT_EQ(s[0].shape.k, 1024);
+  EXPECT_DOUBLE_EQ(s[0].rate.si(), 500e12);
 }
 
 TEST(ReadMeasurement, ReadsBothKinds) {

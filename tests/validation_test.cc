@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "shipped_catalog.h"
 
@@ -18,6 +21,24 @@ class ValidationTest : public ::testing::Test {
   void SetUp() override { catalog_ = &shipped_catalog(); }
   const Catalog* catalog_ = nullptr;
 };
+
+// data/validation/ must hold exactly the rows of the shared validation files, unchanged: a copy
+// that adds fields of its own to some rows measures nothing. Skipped where ../shared is absent.
+TEST(ValidationData, IsExactlyTheSharedFiles) {
+  const std::filesystem::path shared = std::filesystem::path(GPUPLAN_SHARED_DIR) / "validation";
+  if (!std::filesystem::is_directory(shared)) {
+    GTEST_SKIP() << "no " << shared.string();
+  }
+  for (const char* name : {"training.json", "inference.json"}) {
+    auto read = [](const std::filesystem::path& p) {
+      std::ifstream in(p, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    };
+    const std::string ours = read(std::filesystem::path(GPUPLAN_DATA_DIR) / "validation" / name);
+    ASSERT_FALSE(ours.empty()) << name;
+    EXPECT_EQ(ours, read(shared / name)) << name << " differs from " << shared.string();
+  }
+}
 
 TEST_F(ValidationTest, PredictsKnownRowsAndExplainsTheOthers) {
   Result<ValidationReport> r = run_validation(fixture("small-training.json"), *catalog_);
@@ -50,8 +71,8 @@ TEST_F(ValidationTest, AnUnreadableModelMakesTheRowUnpredictable) {
   EXPECT_FALSE(r->entries[0].predicted.has_value());
   EXPECT_EQ(r->entries[0].reason,
             "model:1: unsupported model_type 'rwkv'; expected one of: gpt2, "
-            "llama, mistral, mixtral, qwen2, gemma2, gpt_neox, bloom, mpt, "
-            "falcon, gptj, deepseek_v3");
+            "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma2, gpt_neox, "
+            "bloom, mpt, falcon, gptj, deepseek_v3");
 }
 
 TEST_F(ValidationTest, ASingleNodeRowNeedsNoNetworkAndABadLayoutOnlyLosesItsRow) {

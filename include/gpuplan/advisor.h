@@ -33,6 +33,9 @@ struct PlanJob {
   int64_t lora_rank = 16;
   LoraTargets lora_targets = LoraTargets::kAllLinear;
   Precision precision = Precision::kBf16;
+  // The training software, "ID" or "ID@YEAR" (Catalog::software): its memory rule, kernels and
+  // overlap.
+  std::string framework = std::string(kDefaultFramework);
   std::optional<Seconds> deadline;
   std::optional<Money> budget;
   // Serving.

@@ -1,13 +1,14 @@
 // The catalog: every GPU, fabric, model, offer and model parameter gpuplan knows, loaded
 // strictly from a data directory.
 //
-// Layout of the directory: gpus/*.toml, fabrics/*.toml, offers/*.toml, models/*.json (Hugging
-// Face config.json files), params/memory.toml, params/training.toml and params/inference.toml. Each
-// TOML file starts with `schema = 1`, gives every value with its unit ("141 GB", "4.8 TB/s") and
-// names its `source`. Loading stops at the first problem with an Error naming file:line:column and
-// the key, with a "did you mean" hint for misspelt keys; an unknown key, a bare number where a unit
-// is due, a negative size, a missing field or a reference to an id that does not exist are all
-// errors. After loading, the Catalog is immutable; lookups by id suggest the closest id on a miss.
+// Layout of the directory: gpus/*.toml, gemm/*.toml (fitted GEMM tile models), fabrics/*.toml,
+// frameworks/*.toml, offers/*.toml, models/*.json (Hugging Face config.json files),
+// params/memory.toml, params/training.toml and params/inference.toml. Each TOML file starts with
+// `schema = 1`, gives every value with its unit ("141 GB", "4.8 TB/s") and names its `source`.
+// Loading stops at the first problem with an Error naming file:line:column and the key, with a "did
+// you mean" hint for misspelt keys; an unknown key, a bare number where a unit is due, a negative
+// size, a missing field or a reference to an id that does not exist are all errors. After loading,
+// the Catalog is immutable; lookups by id suggest the closest id on a miss.
 #ifndef GPUPLAN_CATALOG_H_
 #define GPUPLAN_CATALOG_H_
 
@@ -15,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/inference.h"
 #include "gpuplan/memory.h"
@@ -33,6 +35,7 @@ class Catalog {
   const std::vector<Fabric>& fabrics() const { return fabrics_; }
   const std::vector<Model>& models() const { return models_; }
   const std::vector<Offer>& offers() const { return offers_; }
+  const std::vector<Framework>& frameworks() const { return frameworks_; }
   const MemoryParams& memory_params() const { return memory_params_; }
   const TrainParams& train_params() const { return train_params_; }
   const InferenceParams& inference_params() const { return inference_params_; }
@@ -42,6 +45,10 @@ class Catalog {
   Result<const Gpu*> gpu(std::string_view id) const;
   Result<const Fabric*> fabric(std::string_view id) const;
   Result<const Offer*> offer(std::string_view id) const;
+  Result<const Framework*> framework(std::string_view id) const;
+  // A run's software from "ID" or "ID@YEAR" (the year defaults to kCurrentYear, when every
+  // default of the framework applies).
+  Result<Software> software(std::string_view spec) const;
   // A catalog model id, or a path to a config.json (anything containing '/' or ending ".json").
   Result<Model> model(std::string_view id_or_path) const;
 
@@ -56,6 +63,7 @@ class Catalog {
   std::vector<Fabric> fabrics_;
   std::vector<Model> models_;
   std::vector<Offer> offers_;
+  std::vector<Framework> frameworks_;
   MemoryParams memory_params_;
   TrainParams train_params_;
   InferenceParams inference_params_;

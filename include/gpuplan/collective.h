@@ -25,6 +25,10 @@ struct Network {
   int64_t nics_per_node = 0;
   BytesPerSecond nic_bandwidth;  // achieved per NIC, per direction
   Seconds inter_latency;         // per link level between nodes
+  // Bytes of a collective's per-rank buffer that one NCCL channel needs: NCCL drops channels
+  // while nBytes < channels x threads x threshold (src/enqueue.cc; Simple protocol: 512 threads x
+  // 64 B = 32 KiB), and each channel's ring leaves a node through one NIC. 0: no such limit.
+  Bytes channel_bytes;
 };
 
 // A group of `ranks` GPUs of which `ranks_per_node` share each node.
@@ -36,8 +40,10 @@ struct Group {
 };
 
 // Bus bandwidth the group reaches: the node's inside one node; across nodes the lesser of that
-// and the group's share of the NICs, ranks_per_node * nics * nic_bandwidth / gpus_per_node.
-BytesPerSecond group_busbw(const Group& g, const Network& net);
+// and the group's share of the NICs, ranks_per_node * nics * nic_bandwidth / gpus_per_node — of
+// which a collective whose per-rank buffer is `chunk` bytes uses chunk / channel_bytes NICs at
+// most (all-reduce: the whole buffer; all-gather, reduce-scatter: one rank's slice).
+BytesPerSecond group_busbw(const Group& g, const Network& net, Bytes chunk = Bytes(0));
 
 // Two protocols, the faster one taken, as NCCL's tuner picks one per message size. Simple: the
 // full bus bandwidth, and per pass a ring through the node whose n - 1 steps each pay

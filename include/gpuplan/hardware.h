@@ -33,16 +33,33 @@ double precision_bytes(Precision p);
 // Each value comes from published measurements (MAMF GEMM sweeps, BabelStream) or is marked an
 // estimate in the catalog file; a calibration profile replaces them.
 struct Efficiency {
-  double gemm = 0;      // fraction of dense 16-bit peak a large GEMM reaches
+  double gemm = 0;      // fraction of dense 16-bit peak a large GEMM sustains (MAMF)
   double gemm_fp8 = 0;  // fraction of dense fp8 peak (0 where the part has no fp8)
-  Flops gemm_half;      // GEMM size at which half of `gemm` is reached (small-GEMM roll-off)
   double hbm = 0;       // fraction of peak memory bandwidth a streaming kernel reaches
+  // Fused attention forward (FlashAttention-2 class) as a fraction of the dense 16-bit peak,
+  // and on Hopper the kernels written for it (FlashAttention-3, cuDNN fused attention); 0 where
+  // the part has none.
+  double attention = 0;
+  double attention_hopper = 0;
+};
+
+// How a GPU's GEMM library tiles a matrix multiply (gemm.h), fitted to a published sweep
+// (data/gemm/<fit>.toml, written by gpuplan calibrate --gemm-sweep).
+struct TileModel {
+  double loop_efficiency = 0;  // share of the per-SM peak the k-loop of a 128 x 256 tile reaches
+  Seconds tile_overhead;       // fixed time per tile: first operand loads, output tile written
+  Seconds launch;              // fixed time per GEMM
+  double square_tile = 0;      // a 128 x 128 tile's k-loop efficiency relative to 128 x 256
+  double narrow_tile = 0;      // a 64 x 128 tile's
+  std::string fit;             // id of the fit
+  std::string source;          // the sweep it was fitted to
 };
 
 struct Gpu {
   std::string id;                   // "h200-sxm"
   std::string name;                 // "NVIDIA H200 SXM 141 GB"
   std::string vendor;               // "nvidia", "amd"
+  std::string architecture;         // "ampere", "hopper", ...: what shares a fitted in_situ
   Bytes memory;                     // capacity as marketed (141 GB)
   Bytes memory_usable;              // capacity the driver reports to programs (nvidia-smi total)
   BytesPerSecond memory_bandwidth;  // peak HBM/GDDR bandwidth
@@ -53,6 +70,8 @@ struct Gpu {
   std::string scale_up;         // fabric id of GPU-to-GPU links in its usual node
   int64_t scale_up_domain = 1;  // GPUs one scale-up domain joins (8 on HGX, 1 with PCIe only)
   std::optional<Efficiency> efficiency;  // nullopt: no calibration, so no time estimates
+  int64_t sms = 0;                       // streaming multiprocessors (AMD: compute units)
+  std::optional<TileModel> tiles;        // the GEMM tile model; with `efficiency`
   std::string source;
   std::string file;
 

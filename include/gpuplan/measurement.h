@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuplan/gemm.h"
 #include "gpuplan/result.h"
 
 namespace gpuplan {
@@ -55,15 +56,12 @@ struct GemmRun {
   int64_t best_n = 0;
 };
 
-// The compute model's small-GEMM roll-off, rate(f) = R x f / (f + f_half) for a GEMM of f
-// FLOPs (docs/FORMULAS.md#compute), fitted to a size sweep by least squares on
-// 1 / rate = 1 / R + (f_half / R) x 1 / f. nullopt with fewer than two sizes, or when the fit
-// is not physical (R or f_half not positive: rates that fall with size).
-struct GemmRolloff {
-  double rate = 0;        // FLOP/s a large GEMM reaches
-  double half_flops = 0;  // GEMM size reaching half of it
-};
-std::optional<GemmRolloff> fit_gemm_rolloff(const GemmRun& run);
+// The run's sizes as GEMM samples (gemm.h) for the tile-model fit: n x n x n, batch 1.
+std::vector<GemmSample> gemm_samples(const GemmRun& run);
+
+// Reads a published GEMM sweep: a CSV with '#' comment lines (its source), the header
+// "batch,m,n,k,TFLOP/s" and one measured GEMM per line. Errors name the file and line.
+Result<std::vector<GemmSample>> read_gemm_sweep(const std::string& path);
 
 // A copy probe (measure memory).
 struct MemoryRun {

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/model.h"
 #include "gpuplan/result.h"
@@ -23,7 +24,10 @@
 namespace gpuplan {
 
 enum class Task { kTrain, kFinetune, kLora, kQlora, kInfer };
-enum class Optimizer { kAdam, kSgd, kAdafactor };
+// Adam keeps two fp32 moments; 8-bit Adam keeps them block-quantised in one byte each (Dettmers et
+// al. 2022, "8-bit Optimizers via Block-wise Quantization"); SGD one momentum; Adafactor a
+// factored second moment, O(rows + cols).
+enum class Optimizer { kAdam, kAdam8bit, kSgd, kAdafactor };
 enum class Recompute { kNone, kSelective, kFull };
 
 std::string_view task_name(Task t);
@@ -43,7 +47,11 @@ struct MemoryParams {
   int64_t inference_chunk_tokens = 0;  // most tokens one serving forward pass processes
 };
 
-// How a job is spread over GPUs. tp * pp * dp GPUs in all.
+// How a job is spread over GPUs: tp * cp * pp * dp GPUs in all, placed TP innermost, then CP,
+// DP, PP outermost (as Megatron-LM places them). Routed experts are split over an expert group
+// carved from the tp x cp x dp ranks: each expert's matrices over etp ranks, the experts over ep
+// such groups, and the rest replicate them (Megatron-Core's expert-tensor and expert
+// parallelism), so ep x etp must divide tp x cp x dp.
 struct Parallelism {
   int64_t tp = 1;              // tensor parallel
   int64_t pp = 1;              // pipeline parallel stages
@@ -51,9 +59,14 @@ struct Parallelism {
   int64_t virtual_stages = 1;  // interleaved pipeline chunks per stage (1: plain 1F1B)
   bool sequence_parallel = false;
   int64_t zero = 0;  // ZeRO stage 0..3 (FSDP full shard = 3)
-  int64_t ep = 1;    // expert parallel: routed experts split over ep of the dp ranks
+  int64_t ep = 1;    // expert parallel: routed experts split over ep groups of etp ranks
+  int64_t cp = 1;    // context parallel: each sequence split over cp ranks
+  int64_t etp = 0;   // expert tensor parallel; 0: as tp
 
-  int64_t gpus() const { return tp * pp * dp; }
+  int64_t gpus() const { return tp * cp * pp * dp; }
+  int64_t expert_tp() const { return etp > 0 ? etp : tp; }
+  // Ranks that hold the same routed experts (they reduce their gradients together).
+  int64_t expert_dp() const { return tp * cp * dp / (ep * expert_tp()); }
 };
 
 // LoRA adapter placement.
@@ -78,6 +91,14 @@ struct MemoryJob {
   // Fused attention (FlashAttention, PyTorch SDPA) never stores the s x s score matrices;
   // the eager kernels of 2021-22 Megatron did (the 5 a s term of Korthikanti et al.).
   bool flash_attention = true;
+  // Bytes per trained parameter in mixed precision as the training software keeps them
+  // (framework.h): resident weights, gradient buffer, fp32 master weights. Megatron's defaults.
+  double weight_bytes = 2;
+  double gradient_bytes = 4;
+  double master_bytes = 4;
+  // Optimizer states and master weights live in host memory and the update runs on the CPU
+  // (ZeRO-Offload, Ren et al. 2021): the GPU keeps weights and gradients only.
+  bool offload_optimizer = false;
 };
 
 // Memory of one GPU, by what it holds.
@@ -88,6 +109,7 @@ struct MemoryBreakdown {
   Bytes activations;
   Bytes kv_cache;
   Bytes overhead;            // runtime reserve (CUDA context, workspaces, communication buffers)
+  Bytes host;                // optimizer state offloaded to host memory (not in total())
   int64_t stage = 0;         // the pipeline stage this GPU serves
   int64_t stage_layers = 0;  // transformer layers on that stage
   double parameters = 0;     // parameters resident on this GPU (before ZeRO-3 sharding)
@@ -98,6 +120,11 @@ struct MemoryBreakdown {
     return weights + gradients + optimizer + activations + kv_cache + overhead;
   }
 };
+
+// Sets what the training software decides about a job's memory: its mixed-precision state bytes
+// and whether its attention kernels store the scores (framework.h). Front ends call this, then
+// apply explicit overrides.
+void apply_software(MemoryJob& job, const Software& software);
 
 // Why a layout cannot run this model at all (tp not dividing the heads, more stages than
 // layers, ...), or nullopt when it can. Infeasible is an answer, not an error.
@@ -119,6 +146,10 @@ MemoryBreakdown memory_per_gpu(const Model& model, const MemoryJob& job,
 // Every pipeline stage, first to last. REQUIRES: !layout_problem(model, job).
 std::vector<MemoryBreakdown> memory_per_stage(const Model& model, const MemoryJob& job,
                                               const MemoryParams& params);
+
+// Bytes per parameter of the optimizer's moments: Adam 8 (two fp32), 8-bit Adam 2 plus its block
+// scales, SGD 4 (momentum), Adafactor ~0 (factored).
+double optimizer_moment_bytes(Optimizer o);
 
 // Bytes per matrix-multiply weight stored in precision `p`, quantisation scales included
 // (int4: 4-bit values and one 16-bit scale per group of 128, the GPTQ/AWQ layout).

@@ -39,8 +39,11 @@ struct MixtureOfExperts {
   int64_t experts_per_token = 0;    // routed experts each token visits
   int64_t shared_experts = 0;       // experts every token visits (DeepSeek)
   int64_t expert_intermediate = 0;  // MLP width of one expert
+  int64_t shared_intermediate = 0;  // MLP width of all shared experts together; 0: shared_experts x
+                                    // expert_intermediate (Qwen2-MoE gives it apart)
   int64_t dense_layers = 0;         // the first layers that stay dense (DeepSeek first_k_dense)
   bool router_bias = false;         // per-expert score-correction bias (DeepSeek-V3)
+  bool shared_gate = false;         // a sigmoid gate on the shared expert, h parameters (Qwen2-MoE)
 };
 
 struct Model {
@@ -66,6 +69,7 @@ struct Model {
   bool mlp_bias = false;
   bool lm_head_bias = false;  // GPT-J
   bool dropout = false;       // trained with dropout, whose masks the backward pass keeps
+  bool qk_norm = false;       // RMSNorm over each head's queries and keys, 2 d parameters (Qwen3)
   LatentAttention mla;
   MixtureOfExperts moe;
   int64_t extra_prediction_layers = 0;  // DeepSeek MTP modules: not counted in `params`
@@ -112,6 +116,9 @@ struct ParameterCount {
 };
 
 ParameterCount count_parameters(const Model& model);
+
+// MLP width of the shared experts of a MoE layer together (0 without any).
+int64_t shared_expert_width(const Model& model);
 
 // Bytes of key/value cache one token occupies across all layers, per element size
 // `bytes_per_element` (2 for fp16/bf16): 2 * layers * kv_heads * head_dim * bytes, or the

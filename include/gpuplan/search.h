@@ -20,7 +20,7 @@ namespace gpuplan {
 
 // Knobs the user fixed stay fixed; nullopt means "search it".
 struct SearchOptions {
-  std::optional<int64_t> tp, pp, dp, cp, ep, micro_batch, virtual_stages, zero;
+  std::optional<int64_t> tp, pp, dp, cp, ep, etp, micro_batch, virtual_stages, zero;
   std::optional<Recompute> recompute;
   std::optional<bool> sequence_parallel;
   bool tp_across_nodes = false;  // allow tensor parallelism beyond one scale-up domain
@@ -42,8 +42,8 @@ SearchResult search_layouts(const Model& model, const Cluster& c, const TrainJob
                             const MemoryParams& mp, const TrainParams& tp,
                             const SearchOptions& options);
 
-// Orders two feasible estimates: faster first, then by layout (tp, cp, pp, dp, ep, zero, SP,
-// recompute, micro-batch, virtual stages) so that ties are broken the same way everywhere.
+// Orders two feasible estimates: faster first, then by layout (tp, cp, pp, dp, ep, etp, zero,
+// SP, recompute, micro-batch, virtual stages) so that ties are broken the same way everywhere.
 bool better_layout(const TrainEstimate& a, const TrainEstimate& b);
 
 }  // namespace gpuplan

@@ -1,36 +1,62 @@
-// How long a training step takes on a given cluster and parallel layout, and where the time
-// goes.
+// How long a training step takes on a given cluster, parallel layout and training software, and
+// where the time goes.
 //
-// The estimate composes three models: compute (every GEMM of a layer at the GPU's peak times an
-// efficiency that falls off for small GEMMs, attention kernels, and memory-bound work at the
-// achieved HBM bandwidth), communication (collective.h over the fabric each group actually
-// spans, groups placed TP innermost, then CP, DP and PP outermost, as Megatron-LM places them),
-// and the pipeline schedule (1F1B or interleaved, with its bubble). Which communication overlaps
-// with computation is stated by the TrainParams fractions, not hidden in a fudge factor.
-// Every formula is in docs/FORMULAS.md#training.
+// The estimate composes four models. Compute: every GEMM of a layer by its shape (gemm.h: tiles,
+// waves, memory traffic, the sustained ceiling), forward, input-gradient and weight-gradient;
+// attention as fused kernels or as the eager batched GEMMs and softmax of 2021-22 frameworks;
+// memory-bound elementwise work at the achieved HBM bandwidth. Communication: collective.h over
+// the fabric each group spans, groups placed TP innermost, then CP, DP and PP outermost, as
+// Megatron-LM places them. Overlap: what the software hides (framework.h) is hidden behind the
+// compute it runs under, and hidden traffic still slows that compute by `overlap_slowdown` of its
+// own time (NCCL kernels take SMs and memory bandwidth). And the pipeline schedule: 1F1B or
+// interleaved, its bubble and its point-to-point transfers. Every formula is in
+// docs/FORMULAS.md#training.
 #ifndef GPUPLAN_TRAINING_H_
 #define GPUPLAN_TRAINING_H_
 
+#include <array>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpuplan/collective.h"
+#include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/memory.h"
 #include "gpuplan/model.h"
 
 namespace gpuplan {
 
-// Physical parameters of the training-time model, shared by every estimate
-// (data/params/training.toml).
+// Physical parameters of the training-time model, shared by every estimate and every framework
+// (data/params/training.toml; those marked fitted are written by gpuplan calibrate --validation
+// into data/params/training-fit.toml).
 struct TrainParams {
-  double attention_efficiency = 0;  // attention kernels' fraction of the GEMM efficiency
-  double elementwise_traffic = 0;   // HBM bytes moved per byte of stored activation (fwd)
-  double dp_overlap = 0;            // share of the last micro-batch's backward that hides DP comm
-  double zero3_overlap = 0;         // share of ZeRO-3 parameter traffic hidden behind compute
-  double nccl_efficiency = 0;       // achieved fraction of a link's rate where no busbw is measured
-  Seconds collective_latency;       // software latency of one collective pass (collective.h)
-  Seconds step_overhead;            // per optimizer step: launch, data loader, bookkeeping
+  // Share of their microbenchmark rate that GEMM and attention kernels reach inside a training
+  // step, per GPU architecture (fitted: the node's power and memory system are shared with the
+  // traffic around them), and for architectures no published run informed.
+  std::vector<std::pair<std::string, double>> in_situ;
+  double in_situ_default = 0;
+  double elementwise_traffic = 0;  // HBM traffic of elementwise kernels over the bytes their
+                                   // tensors hold (fitted)
+  Seconds kernel_overhead;         // per elementwise kernel: launch gap and ramp (fitted)
+  double overlap_slowdown = 0;     // extra compute time per second of hidden communication
+                                   // (fitted)
+  Seconds step_overhead;           // per optimizer step: data loader, clipping, logging (fitted)
+  double nccl_efficiency = 0;      // achieved fraction of a link's rate where no busbw is measured
+  Seconds collective_latency;      // software latency of one collective pass (collective.h)
+  Bytes nccl_channel_bytes;        // per-rank bytes one NCCL channel needs (collective.h)
+  double adam_bytes = 0;           // HBM bytes per owned parameter of one Adam update
+  BytesPerSecond host_memory_bandwidth;       // a node's host memory, for an offloaded optimizer
+  std::array<BytesPerSecond, 7> host_link{};  // GPU <-> host per PCIe generation (index = gen)
+
+  double in_situ_for(const std::string& architecture) const {
+    for (const auto& [arch, v] : in_situ) {
+      if (arch == architecture) {
+        return v;
+      }
+    }
+    return in_situ_default;
+  }
 };
 
 // The machines: how many GPUs of which type, how they are grouped into nodes, and the fabrics.
@@ -44,22 +70,27 @@ struct Cluster {
 };
 
 struct TrainJob {
-  MemoryJob memory;              // task, precision, recompute, layout, seq, micro-batch
-  int64_t context_parallel = 1;  // CP ranks splitting each sequence
-  int64_t global_batch = 0;      // sequences per optimizer step
-  double tokens = 0;             // token budget for time-to-train; 0: none
+  MemoryJob memory;          // task, precision, recompute, layout, seq, micro-batch, state
+  int64_t global_batch = 0;  // sequences per optimizer step
+  double tokens = 0;         // token budget for time-to-train; 0: none
+  Software software;         // framework and year; null framework: none applied
   std::optional<Money> price_per_gpu_hour;
 };
 
+// Sets what the software decides about a job: its mixed-precision state bytes and whether its
+// attention kernels are fused (framework.h). Front ends call this, then apply explicit overrides.
+void apply_software(TrainJob& job, const Software& software);
+
 // Where the time of one optimizer step goes. `compute` includes recomputation; the
-// communication terms are what is left exposed after the stated overlap.
+// communication terms are what is left exposed after the software's overlap, plus the slowdown
+// that hidden traffic causes the compute under it.
 struct StepTime {
   Seconds compute;
   Seconds recompute;  // part of compute spent re-running forward passes
-  Seconds tp_comm;
+  Seconds tp_comm;    // tensor parallelism (and expert all-to-alls)
   Seconds cp_comm;
   Seconds pp_comm;
-  Seconds dp_comm;
+  Seconds dp_comm;  // gradient and weight synchronisation, ZeRO-3 gathers included
   Seconds bubble;
   Seconds optimizer;
   Seconds overhead;
@@ -67,6 +98,7 @@ struct StepTime {
   Seconds total() const {
     return compute + tp_comm + cp_comm + pp_comm + dp_comm + bubble + optimizer + overhead;
   }
+  Seconds communication() const { return tp_comm + cp_comm + pp_comm + dp_comm; }
 };
 
 struct TrainEstimate {
@@ -96,9 +128,15 @@ struct TrainEstimate {
 // (or link rate x nccl_efficiency where none is measured).
 Network cluster_network(const Cluster& c, const TrainParams& p);
 
-// One layout. REQUIRES: c.gpu has an efficiency calibration; job.memory.micro_batch > 0 and
-// job.memory.layout.virtual_stages > 0. With `skip_over_memory`, a layout that does not fit is
-// returned infeasible at once, untimed (what a search wants).
+// Why `v` virtual stages cannot interleave `pp` stages of `model` under `engine`, or nullopt:
+// Megatron needs the layers to divide evenly into pp x v chunks, DeepSpeed's engine does not
+// interleave, a custom engine balances uneven chunks (at least one layer each).
+std::optional<std::string> interleaving_problem(const Model& model, int64_t pp, int64_t v,
+                                                PipelineEngine engine);
+
+// One layout. REQUIRES: c.gpu has an efficiency calibration and a tile model;
+// job.memory.micro_batch > 0 and job.memory.layout.virtual_stages > 0. With `skip_over_memory`, a
+// layout that does not fit is returned infeasible at once, untimed (what a search wants).
 TrainEstimate estimate_training(const Model& model, const Cluster& c, const TrainJob& job,
                                 const MemoryParams& mp, const TrainParams& tp,
                                 bool skip_over_memory = false);
@@ -106,8 +144,8 @@ TrainEstimate estimate_training(const Model& model, const Cluster& c, const Trai
 // How best_training treats the memory model's verdict when it picks a micro-batch size or a
 // number of virtual stages.
 enum class MemoryPolicy {
-  kRequire,  // planning: prefer candidates that fit; the fastest of those
-  kReport,   // a published run that is known to have fitted: the fastest, verdict reported
+  kRequire,  // prefer candidates that fit; the fastest of those
+  kReport,   // the fastest, verdict reported
 };
 
 // As estimate_training, but a micro-batch or virtual-stage count of 0 means "pick the fastest

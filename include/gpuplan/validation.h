@@ -27,6 +27,7 @@ struct ValidationEntry {
   std::optional<double> predicted;
   double error_pct = 0;                   // meaningful only when predicted
   std::string reason;                     // why not predicted
+  std::string note;                       // what was assumed to predict it (a rounded batch)
   std::optional<TrainEstimate> training;  // the estimate behind a training prediction
   std::optional<ServingResult> serving;   // the simulation behind a serving prediction
 };
@@ -59,6 +60,33 @@ std::optional<PublishedMfu> best_published_mfu(const std::vector<PublishedMfu>& 
 
 // Reads and runs a validation file against the catalog's hardware and parameters.
 Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog);
+
+// One training row of a validation file, read and resolved against the catalog: everything a
+// prediction needs, so that a fit can predict it under many parameter sets.
+struct TrainingRow {
+  std::string id;
+  std::string source;  // where it was published (the unit of leave-one-source-out)
+  double published = 0;
+  std::string reason;  // non-empty: the row cannot be predicted (and the rest is unset)
+  std::string note;    // what was assumed to predict it (a rounded global batch)
+  Model model;
+  Cluster cluster;
+  TrainJob job;
+};
+
+// The training rows of a validation file of kind "training". A malformed file is an Error; a row
+// gpuplan cannot predict keeps its reason.
+Result<std::vector<TrainingRow>> read_training_rows(const std::string& path,
+                                                    const Catalog& catalog);
+
+// Predicts one row with the training model's parameters `params` (the catalog's hardware and
+// memory parameters). Micro-batch and interleaving left open are chosen as planning chooses
+// them: the fastest that fits the memory model.
+ValidationEntry predict_training_row(const TrainingRow& row, const Catalog& catalog,
+                                     const TrainParams& params);
+
+// The median and largest |error_pct| of the predicted entries.
+void summarize(ValidationReport& report);
 
 }  // namespace gpuplan
 

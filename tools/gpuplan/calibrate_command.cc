@@ -5,28 +5,158 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "command.h"
 #include "flags.h"
+#include "gpuplan/calibration.h"
 #include "gpuplan/collective.h"
+#include "gpuplan/gemm.h"
 #include "gpuplan/measurement.h"
 #include "report.h"
 
 namespace gpuplan::cli {
 
+namespace {
+
+constexpr const char* kName = "calibrate";
+
+bool write_text(const std::string& path, const std::string& text) {
+  std::ofstream o(path, std::ios::binary);
+  o << text;
+  return static_cast<bool>(o);
+}
+
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  char date[16];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  return date;
+}
+
+// --gemm-sweep: fits the GEMM tile model to a published sweep and writes it as a catalog file
+// (data/gemm/<id>.toml), so that anyone can refit it.
+int run_gemm_sweep(const Catalog& catalog, const std::string& sweep, const std::string& gpu_id,
+                   const std::string& precision_text, const std::string& hold,
+                   const std::string& out) {
+  if (gpu_id.empty()) {
+    return report_error(kName,
+                        Error{"--gpu", "--gemm-sweep needs the catalog GPU it was measured on",
+                              "e.g. --gpu h100-sxm"},
+                        kExitUsage);
+  }
+  Result<const Gpu*> g = catalog.gpu(gpu_id);
+  if (!g)
+    return report_error(kName, Error{"--gpu", g.error().what, g.error().hint});
+  Result<Precision> p = parse_precision(precision_text);
+  if (!p)
+    return report_error(kName, Error{"--precision", p.error().what, p.error().hint}, kExitUsage);
+  if (!(*g)->efficiency || (*g)->sms <= 0 || !gemm_rate(**g, *p)) {
+    return report_error(kName, Error{"--gpu",
+                                     fmt::format("{} has no sustained {} rate or SM count", gpu_id,
+                                                 precision_name(*p)),
+                                     "give its [efficiency] and [gemm] tables first"});
+  }
+  Result<std::vector<GemmSample>> samples = read_gemm_sweep(sweep);
+  if (!samples)
+    return report_error(kName, samples.error());
+  const TileModel* held = nullptr;
+  TileModel hold_model;
+  if (!hold.empty()) {
+    Result<const Gpu*> h = catalog.gpu(hold);
+    if (!h || !(*h)->tiles)
+      return report_error(
+          kName,
+          Error{"--hold-shapes", fmt::format("'{}' is no catalog GPU with a tile model", hold),
+                "name a GPU whose tile shapes to keep, e.g. h100-sxm"});
+    hold_model = *(*h)->tiles;
+    held = &hold_model;
+  }
+  if (samples->size() < (held ? 3U : 5U)) {
+    return report_error(kName,
+                        Error{sweep, fmt::format("{} GEMMs are too few to fit", samples->size()),
+                              "a fit needs 5 (3 with --hold-shapes)"});
+  }
+  const TileFit fit = fit_gemm_tiles(**g, *p, *samples, held);
+  const std::string id = std::filesystem::path(out).stem().string();
+  const std::string file = std::filesystem::path(sweep).filename().string();
+  const TileModel& t = fit.model;
+  const std::string text = fmt::format(
+      "schema = 1\n"
+      "# A GEMM tile model (docs/FORMULAS.md#gemm), written by gpuplan calibrate --gemm-sweep;\n"
+      "# refit it, do not edit it.\n"
+      "id = \"{}\"\nloop_efficiency = {:.4f}\ntile_overhead = \"{:.4g} us\"\nlaunch = \"{:.4g} "
+      "us\"\n"
+      "square_tile = {:.4f}\nnarrow_tile = {:.4f}\nsweep = \"{}\"\ngpu = \"{}\"\nprecision = "
+      "\"{}\"\n"
+      "rms_log_error = {:.4f}\nmedian_abs_error = {:.4f}\n"
+      "source = \"gpuplan calibrate --gemm-sweep on {}: {} GEMMs of {} (where they were measured: "
+      "its header){}\"\n",
+      id, t.loop_efficiency, t.tile_overhead.si() * 1e6, t.launch.si() * 1e6, t.square_tile,
+      t.narrow_tile, file, gpu_id, precision_name(*p), fit.rms_log_error, fit.median_abs_error,
+      today(), samples->size(), file,
+      held ? fmt::format("; tile shapes held at {}'s", hold) : std::string());
+  if (!write_text(out, text))
+    return report_error(kName, Error{out, "cannot write the file", ""});
+  fmt::print(
+      "{}: {} GEMMs on {} ({}): k-loop {:.3f} of the per-SM peak, {:.2f} us per tile, {:.2f} us "
+      "per launch, 128x128 tiles {:.3f}, 64x128 tiles {:.3f}; median |error| {:.1f} %, rms log "
+      "error {:.3f}\nwrote {}\n",
+      sweep, samples->size(), gpu_id, precision_name(*p), t.loop_efficiency,
+      t.tile_overhead.si() * 1e6, t.launch.si() * 1e6, t.square_tile, t.narrow_tile,
+      100 * fit.median_abs_error, fit.rms_log_error, out);
+  return kExitOk;
+}
+
+// --validation: fits the training model's free parameters to published runs and writes
+// training-fit.toml.
+int run_validation_fit(const Catalog& catalog, const std::string& file, const std::string& out) {
+  Result<std::vector<TrainingRow>> rows = read_training_rows(file, catalog);
+  if (!rows)
+    return report_error(kName, rows.error());
+  const TrainingFit fit = fit_training(*rows, catalog);
+  if (fit.rows == 0) {
+    return report_error(kName, Error{file, "no row can be predicted", "nothing to fit to"});
+  }
+  const std::string what =
+      fmt::format("gpuplan calibrate --validation {} on {}: {} rows, least absolute log error",
+                  file, today(), fit.rows);
+  if (!write_text(out, training_fit_file(fit, what)))
+    return report_error(kName, Error{out, "cannot write the file", ""});
+  for (const FittedParameter& f : fit.fitted) {
+    fmt::print("{:22} {:.4g}{}\n", f.name, f.name == "step_overhead" ? f.value * 1e3 : f.value,
+               f.name == "step_overhead" ? " ms" : "");
+  }
+  fmt::print(
+      "fitted to {} rows in {} evaluations: median |error| {:.1f} %, max {:.1f} %\nwrote {}\n",
+      fit.rows, fit.evaluations, fit.median_abs_error_pct, fit.max_abs_error_pct, out);
+  return kExitOk;
+}
+
+}  // namespace
+
 int run_calibrate(const std::vector<std::string>& args) {
-  constexpr const char* kName = "calibrate";
-  CLI::App app("Fit measurements (gpuplan measure ... --json) into a calibration profile.",
-               args.front());
+  CLI::App app(
+      "Fit measurements into a calibration profile (measure ... --json files), a published GEMM "
+      "sweep into a tile model (--gemm-sweep), or published runs into the training model's "
+      "parameters (--validation).",
+      args.front());
   std::vector<std::string> files;
-  std::string out, fabric, gpu, data, precision = "bf16";
-  app.add_option("files", files, "JSON files from gpuplan measure")->required();
-  app.add_option("-o,--output", out, "profile to write (TOML)")->required();
+  std::string out, fabric, gpu, data, precision = "bf16", sweep, hold;
+  app.add_option("files", files, "JSON files from gpuplan measure");
+  app.add_option("-o,--output", out, "file to write (TOML)")->required();
   app.add_option("--fabric", fabric, "catalog fabric the collectives ran over");
-  app.add_option("--gpu", gpu, "catalog GPU the training loop ran on (GPU backends only)");
-  app.add_option("--precision", precision, "precision of the GPU training loop (default bf16)");
+  app.add_option("--gpu", gpu, "catalog GPU the runs were measured on (GPU backends, sweeps)");
+  app.add_option("--precision", precision, "precision of the GPU runs or sweep (default bf16)");
+  app.add_option("--gemm-sweep", sweep,
+                 "a published GEMM sweep (CSV: batch,m,n,k,TFLOP/s) to fit the tile model to");
+  app.add_option("--hold-shapes", hold,
+                 "with --gemm-sweep: keep this GPU's tile-shape ratios (for small sweeps)");
+  std::string validation;
+  app.add_option("--validation", validation,
+                 "a validation file of training runs to fit the training model's parameters to");
   app.add_option("--data", data, "catalog directory");
   if (std::optional<int> done = parse_flags(app, args, kName)) {
     return *done;
@@ -34,12 +164,33 @@ int run_calibrate(const std::vector<std::string>& args) {
   Result<Catalog> catalog = load_catalog(data);
   if (!catalog)
     return report_error(kName, catalog.error());
+  if (!validation.empty()) {
+    if (!files.empty() || !sweep.empty())
+      return report_error(
+          kName, Error{"--validation", "give measurement files, a sweep or --validation, one", ""},
+          kExitUsage);
+    return run_validation_fit(*catalog, validation, out);
+  }
+  if (!sweep.empty()) {
+    if (!files.empty())
+      return report_error(kName,
+                          Error{"--gemm-sweep", "give measurement files or a sweep, not both", ""},
+                          kExitUsage);
+    return run_gemm_sweep(*catalog, sweep, gpu, precision, hold, out);
+  }
+  if (files.empty()) {
+    return report_error(
+        kName,
+        Error{"files", "nothing to calibrate",
+              "give files from gpuplan measure ... --json, --gemm-sweep FILE or --validation FILE"},
+        kExitUsage);
+  }
   std::string body;
   std::vector<std::string> used;
   // What was measured of each GPU; 0 where not measured.
   struct GpuEntry {
-    double gemm = 0;       // large-GEMM efficiency
-    double gemm_half = 0;  // roll-off, FLOPs
+    double gemm = 0;  // sustained share of the bf16 peak
+    std::optional<TileModel> tiles;
     double hbm = 0;
   };
   std::map<std::string, GpuEntry> gpu_entries;
@@ -70,20 +221,24 @@ int run_calibrate(const std::vector<std::string>& args) {
         if (!peak) {
           return report_error(kName, Error{"--gpu", fmt::format("{} has no bf16 peak", gpu), ""});
         }
-        double e = std::min(1.0, m->gemm.best_flops_per_s / peak->si());
+        const double e = std::min(1.0, m->gemm.best_flops_per_s / peak->si());
         fmt::print("{}: best GEMM {:.1f} TFLOP/s at n = {} = {:.1f} % of the bf16 peak\n", f,
                    m->gemm.best_flops_per_s / 1e12, m->gemm.best_n, 100 * e);
-        // With several sizes, the model's own roll-off: the large-GEMM rate and the size that
-        // reaches half of it.
-        if (const std::optional<GemmRolloff> fit = fit_gemm_rolloff(m->gemm)) {
-          e = std::min(1.0, fit->rate / peak->si());
-          gpu_entries[gpu].gemm_half = fit->half_flops;
-          fmt::print(
-              "{}: roll-off fitted over {} sizes: {:.1f} TFLOP/s for large GEMMs = {:.1f} % of "
-              "the peak, half of it at {:.3g} GFLOP\n",
-              f, m->gemm.points.size(), fit->rate / 1e12, 100 * e, fit->half_flops / 1e9);
-        }
         gpu_entries[gpu].gemm = e;
+        // With several sizes, the tile model's k-loop, tile and launch times; square sizes cannot
+        // tell tile shapes apart, so those keep the catalog's ratios.
+        const std::vector<GemmSample> samples = gemm_samples(m->gemm);
+        if (samples.size() >= 3 && (*g)->tiles) {
+          Gpu measured = **g;
+          measured.efficiency->gemm = e;
+          const TileFit fit = fit_gemm_tiles(measured, Precision::kBf16, samples, &*(*g)->tiles);
+          gpu_entries[gpu].tiles = fit.model;
+          fmt::print(
+              "{}: tile model fitted over {} sizes: k-loop {:.3f} of the per-SM peak, {:.2f} us "
+              "per tile, {:.2f} us per launch (median error {:.1f} %)\n",
+              f, samples.size(), fit.model.loop_efficiency, fit.model.tile_overhead.si() * 1e6,
+              fit.model.launch.si() * 1e6, 100 * fit.median_abs_error);
+        }
       } else {
         const double e = std::min(1.0, m->memory.bytes_per_s / (*g)->memory_bandwidth.si());
         gpu_entries[gpu].hbm = e;
@@ -162,22 +317,20 @@ int run_calibrate(const std::vector<std::string>& args) {
     body += fmt::format("\n[[gpu]]\nid = \"{}\"\n", id);
     if (e.gemm > 0)
       body += fmt::format("gemm = {:.4f}\n", e.gemm);
-    if (e.gemm_half > 0)
-      body += fmt::format("gemm_half = \"{:.4g} GFLOP\"\n", e.gemm_half / 1e9);
+    if (e.tiles) {
+      body += fmt::format("loop_efficiency = {:.4f}\ntile_overhead = \"{:.4g} us\"\n",
+                          e.tiles->loop_efficiency, e.tiles->tile_overhead.si() * 1e6);
+      body += fmt::format("launch = \"{:.4g} us\"\n", e.tiles->launch.si() * 1e6);
+    }
     if (e.hbm > 0)
       body += fmt::format("hbm = {:.4f}\n", e.hbm);
   }
-  const std::time_t now = std::time(nullptr);
-  char date[16];
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   const std::string text = fmt::format(
       "schema = 1\n# A calibration profile: use it with --profile on train, scale, serve and "
       "plan.\n"
       "source = \"gpuplan calibrate on {} from {}\"\n{}",
-      date, fmt::join(used, ", "), body);
-  std::ofstream o(out, std::ios::binary);
-  o << text;
-  if (!o)
+      today(), fmt::join(used, ", "), body);
+  if (!write_text(out, text))
     return report_error(kName, Error{out, "cannot write the file", ""});
   fmt::print("wrote {}\n", out);
   return kExitOk;

@@ -47,6 +47,28 @@ void list_fabrics(const Catalog& c) {
   fmt::print("{}", t.str());
 }
 
+// "2023" or "-" for a behaviour a framework never made its default.
+std::string since_text(int64_t year) {
+  return year > 0 ? fmt::format("{}", year) : "-";
+}
+
+void list_frameworks(const Catalog& c) {
+  Table t({"id", "pipeline", "state (B/param)", "fused attn", "Hopper attn", "grad overlap",
+           "TP overlap", "ZeRO-3 prefetch", "name"},
+          {false, false, true, true, true, true, true, true, false});
+  for (const Framework& f : c.frameworks()) {
+    t.add({f.id, std::string(pipeline_engine_name(f.pipeline)),
+           fmt::format("{:g}+{:g}+{:g}", f.weight_bytes, f.gradient_bytes, f.master_bytes),
+           since_text(f.fused_attention_since), since_text(f.hopper_attention_since),
+           since_text(f.overlap_grad_reduce_since), since_text(f.tp_comm_overlap_since),
+           since_text(f.zero3_prefetch_since), f.name});
+  }
+  fmt::print("{}", t.str());
+  fmt::print(
+      "years: when the behaviour became the framework's default (-: never); a run names "
+      "ID@YEAR\n");
+}
+
 void list_models(const Catalog& c) {
   Table t({"id", "type", "params", "active", "layers", "hidden", "heads (kv)", "context"},
           {false, false, true, true, true, true, true, true});
@@ -257,13 +279,17 @@ void show_offer(const Offer& o, bool json) {
 }  // namespace
 
 int run_catalog(const std::vector<std::string>& args) {
-  CLI::App app("List and show the GPUs, fabrics, models and offers gpuplan knows.", args.front());
+  CLI::App app(
+      "List and show the GPUs, fabrics, models, offers and training frameworks gpuplan "
+      "knows.",
+      args.front());
   app.require_subcommand(1);
   std::string data;
   app.add_option("--data", data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
   std::string kind;
-  CLI::App* list = app.add_subcommand("list", "list entries: gpus, fabrics, models or offers");
-  list->add_option("kind", kind, "gpus | fabrics | models | offers (default: all)");
+  CLI::App* list =
+      app.add_subcommand("list", "list entries: gpus, fabrics, models, offers or frameworks");
+  list->add_option("kind", kind, "gpus | fabrics | models | offers | frameworks (default: all)");
   list->fallthrough();
   std::string id;
   bool json = false;
@@ -279,7 +305,7 @@ int run_catalog(const std::vector<std::string>& args) {
     return report_error(kName, c.error());
 
   if (list->parsed()) {
-    const std::vector<std::string> kinds = {"gpus", "fabrics", "models", "offers"};
+    const std::vector<std::string> kinds = {"gpus", "fabrics", "models", "offers", "frameworks"};
     if (!kind.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
       return report_error(
           kName,
@@ -306,6 +332,11 @@ int run_catalog(const std::vector<std::string>& args) {
       if (all)
         fmt::print("\noffers:\n");
       list_offers(*c);
+    }
+    if (all || kind == "frameworks") {
+      if (all)
+        fmt::print("\nframeworks:\n");
+      list_frameworks(*c);
     }
     return kExitOk;
   }

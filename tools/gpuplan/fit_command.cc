@@ -26,7 +26,9 @@ struct FitFlags {
   std::string optimizer = "adam";
   std::string recompute = "none";
   std::string lora_targets = "all-linear";
-  std::string attention = "flash";
+  std::string attention;  // empty: as the framework does
+  std::string framework = std::string(kDefaultFramework);
+  bool offload_optimizer = false;
   int64_t seq = 0;
   int64_t micro_batch = 1;
   int64_t batch = 1;
@@ -44,7 +46,7 @@ struct FitFlags {
 };
 
 // Turns the flags into a job; enum spellings get "did you mean" errors naming the flag.
-Result<MemoryJob> make_job(const FitFlags& f, const Model& model) {
+Result<MemoryJob> make_job(const FitFlags& f, const Model& model, const Catalog& catalog) {
   MemoryJob job;
   auto flagged = [](const char* flag, const Error& e) {
     return std::unexpected(Error{flag, e.what, e.hint});
@@ -75,11 +77,19 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model) {
       return flagged("--kv-precision", kv.error());
     job.kv_precision = *kv;
   }
-  if (f.attention != "flash" && f.attention != "eager") {
-    return fail("--attention", fmt::format("unknown kernel '{}'", f.attention),
-                "expected 'flash' (fused, no score matrices kept) or 'eager'");
+  // The framework decides the state bytes and attention kernels; --attention overrides.
+  Result<Software> software = catalog.software(f.framework);
+  if (!software)
+    return flagged("--framework", software.error());
+  apply_software(job, *software);
+  if (!f.attention.empty()) {
+    if (f.attention != "flash" && f.attention != "eager") {
+      return fail("--attention", fmt::format("unknown kernel '{}'", f.attention),
+                  "expected 'flash' (fused, no score matrices kept) or 'eager'");
+    }
+    job.flash_attention = f.attention == "flash";
   }
-  job.flash_attention = f.attention == "flash";
+  job.offload_optimizer = f.offload_optimizer;
   if (f.lora_targets == "attention") {
     job.lora_targets = LoraTargets::kAttention;
   } else if (f.lora_targets != "all-linear") {
@@ -305,18 +315,44 @@ void print_json(const Model& model, const MemoryJob& job, const Target& t,
   fmt::print("{}", w.str());
 }
 
+// The format of `bytes`-per-element state: "fp32" for 4, the job's 16-bit format for 2.
+std::string state_format(double bytes, const MemoryJob& job) {
+  if (bytes >= 4 || job.precision == Precision::kFp32 || job.precision == Precision::kTf32) {
+    return "fp32";
+  }
+  return job.precision == Precision::kFp16 ? "fp16" : "bf16";
+}
+
+// Training state in words: "bf16 weights, fp32 gradients, fp32 master copy and moments".
+std::string state_text(const MemoryJob& job) {
+  if (job.task == Task::kLora || job.task == Task::kQlora) {
+    return "fp32 adapters, their gradients and moments";
+  }
+  return fmt::format("{} weights, {} gradients, {}moments", state_format(job.weight_bytes, job),
+                     state_format(job.gradient_bytes, job),
+                     job.master_bytes > 0 ? "fp32 master copy and " : "");
+}
+
 void print_memory_table(const MemoryBreakdown& m, const MemoryJob& job) {
   Table t({"item", "GiB", "GB"}, {false, true, true});
   auto row = [&](const std::string& name, Bytes b) {
     t.add({name, fmt::format("{:.2f}", b / GiB(1)), fmt::format("{:.2f}", b / GB(1))});
   };
   const std::string precision(precision_name(job.precision));
-  row(job.task == Task::kQlora ? "weights (4-bit NF4 base + adapters)"
-                               : fmt::format("weights ({})", precision),
+  const bool full = job.task == Task::kTrain || job.task == Task::kFinetune;
+  row(job.task == Task::kQlora
+          ? "weights (4-bit NF4 base + adapters)"
+          : fmt::format("weights ({})", full && job.precision != Precision::kFp8
+                                            ? state_format(job.weight_bytes, job)
+                                            : precision),
       m.weights);
   if (is_training(job.task)) {
-    row("gradients (fp32)", m.gradients);
-    row(fmt::format("optimizer states ({})", optimizer_name(job.optimizer)), m.optimizer);
+    const bool adapters = job.task == Task::kLora || job.task == Task::kQlora;
+    row(fmt::format("gradients ({})", adapters ? "fp32" : state_format(job.gradient_bytes, job)),
+        m.gradients);
+    row(fmt::format("optimizer states ({}{})", optimizer_name(job.optimizer),
+                    job.offload_optimizer ? ", in host memory" : ""),
+        job.offload_optimizer ? m.host : m.optimizer);
     row("activations", m.activations);
   } else {
     row(fmt::format("KV cache ({})", precision_name(job.kv_precision)), m.kv_cache);
@@ -351,13 +387,12 @@ void print_text(const Model& model, const MemoryJob& job, const Target& t,
     fmt::print("\nverdict: {}\n", report->verdict.reason);
     if (job.task == Task::kTrain || job.task == Task::kFinetune) {
       const double per_param = (m.weights + m.gradients + m.optimizer) / Bytes(m.parameters);
-      if (job.layout.zero == 0) {
+      if (job.layout.zero == 0 && !job.offload_optimizer) {
         fmt::print(
-            "why:     mixed-precision {} keeps {:.0f} bytes per trained parameter (weights, fp32 "
-            "gradients, fp32 master copy and moments): {} parameters on this GPU x {:.0f} B = {} "
-            "before activations\n",
-            optimizer_name(job.optimizer), per_param, billions(m.parameters), per_param,
-            gib(m.weights + m.gradients + m.optimizer));
+            "why:     mixed-precision {} keeps {:.0f} bytes per trained parameter ({}): {} "
+            "parameters on this GPU x {:.0f} B = {} before activations\n",
+            optimizer_name(job.optimizer), per_param, state_text(job), billions(m.parameters),
+            per_param, gib(m.weights + m.gradients + m.optimizer));
       }
     }
     if (report->kv) {
@@ -453,7 +488,12 @@ int run_fit(const std::vector<std::string>& args) {
   app.add_option("--micro-batch", f.micro_batch, "training sequences per micro-batch (default 1)");
   app.add_option("--precision", f.precision,
                  "fp32 | tf32 | fp16 | bf16 | fp8 | int8 | int4 (default bf16)");
-  app.add_option("--optimizer", f.optimizer, "adam | sgd | adafactor (default adam)");
+  app.add_option("--optimizer", f.optimizer, "adam | adam8bit | sgd | adafactor (default adam)");
+  app.add_flag("--offload-optimizer", f.offload_optimizer,
+               "keep optimizer states in host memory (ZeRO-Offload)");
+  app.add_option("--framework", f.framework,
+                 "training software, ID or ID@YEAR: how it keeps state and attention (default "
+                 "megatron-lm; gpuplan catalog list frameworks)");
   app.add_option("--zero", f.zero,
                  "ZeRO stage 0..3 (default 0; the GPU-count search tries all unless given)");
   app.add_option("--recompute", f.recompute,
@@ -472,7 +512,7 @@ int run_fit(const std::vector<std::string>& args) {
   app.add_option("--lora-rank", f.lora_rank, "LoRA/QLoRA adapter rank (default 16)");
   app.add_option("--lora-targets", f.lora_targets, "attention | all-linear (default all-linear)");
   app.add_option("--attention", f.attention,
-                 "flash | eager: whether attention scores are kept (default flash)");
+                 "flash | eager: whether attention scores are kept (default: the framework's)");
   app.add_option("--max-gpus", f.max_gpus, "largest GPU count the search tries (default 16384)");
   app.add_flag("--json", f.json, "print JSON instead of text");
   app.add_option("--data", f.data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
@@ -509,7 +549,7 @@ int run_fit(const std::vector<std::string>& args) {
   Result<Model> model = catalog->model(f.model);
   if (!model)
     return report_error(kName, model.error());
-  Result<MemoryJob> job = make_job(f, *model);
+  Result<MemoryJob> job = make_job(f, *model, *catalog);
   if (!job)
     return report_error(kName, job.error(), kExitUsage);
   if (f.zero < 0 || f.zero > 3) {

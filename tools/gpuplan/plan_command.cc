@@ -177,6 +177,9 @@ int run_plan(const std::vector<std::string>& args) {
   app.add_option("--task", kind, "pretrain | finetune | lora | qlora | serve");
   app.add_option("--tokens", tokens, "training tokens, e.g. 2e9");
   app.add_option("--seq", seq, "training sequence length (default 4096)");
+  std::string framework;
+  app.add_option("--framework", framework,
+                 "training software, ID or ID@YEAR (default megatron-lm as of today)");
   app.add_option("--global-batch", global_batch,
                  "sequences per step (default 1024 pre-training, 128 otherwise)");
   app.add_option("--deadline", deadline, "time allowed, e.g. '7 d' or '36 h'");
@@ -236,6 +239,8 @@ int run_plan(const std::vector<std::string>& args) {
     job.tokens = tokens;
   if (seq > 0)
     job.seq = seq;
+  if (!framework.empty())
+    job.framework = framework;
   if (global_batch > 0)
     job.global_batch = global_batch;
   if (!deadline.empty()) {

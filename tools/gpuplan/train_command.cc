@@ -19,7 +19,7 @@ namespace {
 constexpr const char* kName = "train";
 
 struct SearchSettings {
-  int64_t tp, pp, dp, cp, ep, micro_batch, virtual_stages, zero;
+  int64_t tp, pp, dp, cp, ep, etp, micro_batch, virtual_stages, zero;
   bool sp;
   int64_t top;
   int threads;
@@ -35,9 +35,11 @@ std::optional<PublishedMfu> mfu_ceiling(const Catalog& c, const std::string& gpu
 }
 
 int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
-               const Cluster& cluster, Precision precision, Recompute recompute, bool flash,
-               int64_t seq, int64_t global_batch, double tokens, std::optional<Money> price,
+               const Cluster& cluster, const TrainJob& base, Recompute recompute,
                const SearchSettings& s) {
+  const Precision precision = base.memory.precision;
+  const int64_t seq = base.memory.seq;
+  const int64_t global_batch = base.global_batch;
   SearchOptions o;
   auto fixed = [&](const char* flag, int64_t v) {
     return app.count(flag) > 0 ? std::optional<int64_t>(v) : std::nullopt;
@@ -47,6 +49,7 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
   o.dp = fixed("--dp", s.dp);
   o.cp = fixed("--cp", s.cp);
   o.ep = fixed("--ep", s.ep);
+  o.etp = fixed("--etp", s.etp);
   o.micro_batch = s.micro_batch > 0 ? std::optional<int64_t>(s.micro_batch) : std::nullopt;
   o.virtual_stages = s.virtual_stages > 0 && app.count("--virtual-stages") > 0
                          ? fixed("--virtual-stages", s.virtual_stages)
@@ -59,14 +62,6 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
   o.top = std::max<int64_t>(1, s.top);
   o.threads = std::max(1, s.threads);
   o.tp_across_nodes = s.tp_across_nodes;
-  TrainJob base;
-  base.memory.task = Task::kTrain;
-  base.memory.precision = precision;
-  base.memory.seq = seq;
-  base.memory.flash_attention = flash;
-  base.global_batch = global_batch;
-  base.tokens = tokens;
-  base.price_per_gpu_hour = price;
   const SearchResult r =
       search_layouts(model, cluster, base, catalog.memory_params(), catalog.train_params(), o);
   const std::optional<PublishedMfu> ceiling = mfu_ceiling(catalog, cluster.gpu->id, precision);
@@ -144,10 +139,13 @@ int run_train(const std::vector<std::string>& args) {
                args.front());
   std::string model_id;
   ClusterFlags cf;
-  int64_t tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, micro_batch = 0, virtual_stages = 1, zero = 0;
+  int64_t tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, etp = 0, micro_batch = 0, virtual_stages = 1,
+          zero = 0;
   int64_t global_batch = 0, seq = 0;
   double tokens = 0;
-  std::string recompute = "none", precision = "bf16", attention = "flash", price_text, data;
+  std::string recompute = "none", precision = "bf16", attention, price_text, data;
+  std::string framework = std::string(kDefaultFramework), optimizer = "adam";
+  bool offload = false;
   bool sp = false, json = false, search = false, tp_across_nodes = false;
   int64_t top = 10;
   int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
@@ -163,7 +161,9 @@ int run_train(const std::vector<std::string>& args) {
   app.add_option("--pp", pp, "pipeline stages (default 1)");
   app.add_option("--dp", dp, "data-parallel size (default: GPUs / (tp pp cp))");
   app.add_option("--cp", cp, "context-parallel size (default 1)");
-  app.add_option("--ep", ep, "expert-parallel size for MoE models, dividing dp (default 1)");
+  app.add_option("--ep", ep,
+                 "expert-parallel size for MoE models: ep x etp divides tp x cp x dp (default 1)");
+  app.add_option("--etp", etp, "expert tensor-parallel size (default: as --tp)");
   app.add_option("--micro-batch", micro_batch,
                  "sequences per micro-batch (default 0: the fastest that fits)");
   app.add_option("--global-batch", global_batch, "sequences per optimizer step")->required();
@@ -174,7 +174,13 @@ int run_train(const std::vector<std::string>& args) {
   app.add_option("--virtual-stages", virtual_stages,
                  "interleaved chunks per stage (default 1; 0: the fastest)");
   app.add_option("--precision", precision, "bf16 | fp16 | fp8 | fp32 (default bf16)");
-  app.add_option("--attention", attention, "flash | eager (default flash)");
+  app.add_option("--attention", attention, "flash | eager (default: the framework's)");
+  app.add_option("--framework", framework,
+                 "training software, ID or ID@YEAR (default megatron-lm as of today; gpuplan "
+                 "catalog list frameworks)");
+  app.add_option("--optimizer", optimizer, "adam | adam8bit | sgd | adafactor (default adam)");
+  app.add_flag("--offload-optimizer", offload,
+               "optimizer states in host memory, updated on the CPU (ZeRO-Offload)");
   app.add_option("--tokens", tokens, "token budget for time-to-train, e.g. 1e12");
   app.add_option("--price", price_text,
                  "price per GPU-hour, e.g. '2.5 USD/h' (default: the offer's)");
@@ -210,7 +216,7 @@ int run_train(const std::vector<std::string>& args) {
               ""},
         kExitUsage);
   }
-  if (attention != "flash" && attention != "eager") {
+  if (!attention.empty() && attention != "flash" && attention != "eager") {
     return report_error(kName,
                         Error{"--attention", fmt::format("unknown kernel '{}'", attention),
                               "expected 'flash' or 'eager'"},
@@ -222,6 +228,10 @@ int run_train(const std::vector<std::string>& args) {
   Result<Precision> pr = parse_precision(precision);
   if (!pr)
     return report_error(kName, Error{"--precision", pr.error().what, pr.error().hint}, kExitUsage);
+  Result<Optimizer> opt = parse_optimizer(optimizer);
+  if (!opt)
+    return report_error(kName, Error{"--optimizer", opt.error().what, opt.error().hint},
+                        kExitUsage);
 
   Result<Catalog> catalog = load_catalog_with_profile(data, profile, json);
   if (!catalog)
@@ -239,11 +249,27 @@ int run_train(const std::vector<std::string>& args) {
       return report_error(kName, p.error(), kExitUsage);
     price = *p;
   }
+  Result<Software> software = catalog->software(framework);
+  if (!software)
+    return report_error(kName, Error{"--framework", software.error().what, software.error().hint});
+  // What the job is, whatever the layout: the software's defaults, then the explicit flags.
+  TrainJob base;
+  base.memory.task = Task::kTrain;
+  base.memory.precision = *pr;
+  base.memory.optimizer = *opt;
+  base.memory.seq = seq;
+  base.global_batch = global_batch;
+  base.tokens = tokens;
+  base.price_per_gpu_hour = price;
+  apply_software(base, *software);
+  if (!attention.empty()) {
+    base.memory.flash_attention = attention == "flash";
+  }
+  base.memory.offload_optimizer = offload;
   if (search) {
-    return run_search(app, *catalog, *model, *cluster, *pr, *rc, attention == "flash", seq,
-                      global_batch, tokens, price,
-                      SearchSettings{tp, pp, dp, cp, ep, micro_batch, virtual_stages, zero, sp, top,
-                                     threads, tp_across_nodes, json});
+    return run_search(app, *catalog, *model, *cluster, base, *rc,
+                      SearchSettings{tp, pp, dp, cp, ep, etp, micro_batch, virtual_stages, zero, sp,
+                                     top, threads, tp_across_nodes, json});
   }
   if (dp == 0) {
     if (cf.gpus % (tp * pp * cp) != 0) {
@@ -254,18 +280,10 @@ int run_train(const std::vector<std::string>& args) {
     }
     dp = cf.gpus / (tp * pp * cp);
   }
-  TrainJob job;
-  job.memory.task = Task::kTrain;
-  job.memory.precision = *pr;
+  TrainJob job = base;
   job.memory.recompute = *rc;
-  job.memory.seq = seq;
   job.memory.micro_batch = micro_batch;
-  job.memory.flash_attention = attention == "flash";
-  job.memory.layout = Parallelism{tp, pp, dp, virtual_stages, sp, zero, ep};
-  job.context_parallel = cp;
-  job.global_batch = global_batch;
-  job.tokens = tokens;
-  job.price_per_gpu_hour = price;
+  job.memory.layout = Parallelism{tp, pp, dp, virtual_stages, sp, zero, ep, cp, etp};
   if (tp * pp * dp * cp != cf.gpus) {
     return report_error(kName, Error{"layout",
                                      fmt::format("tp {} x pp {} x dp {} x cp {} = {} GPUs, not {}",

@@ -83,10 +83,12 @@ std::string train_layout_text(const TrainJob& job) {
   const MemoryJob& m = job.memory;
   const Parallelism& l = m.layout;
   std::string s = fmt::format("tp {} pp {} dp {}", l.tp, l.pp, l.dp);
-  if (job.context_parallel > 1)
-    s += fmt::format(" cp {}", job.context_parallel);
+  if (l.cp > 1)
+    s += fmt::format(" cp {}", l.cp);
   if (l.ep > 1)
     s += fmt::format(" ep {}", l.ep);
+  if (l.etp > 0 && l.etp != l.tp)
+    s += fmt::format(" etp {}", l.etp);
   s += fmt::format(", micro-batch {}", m.micro_batch);
   if (l.virtual_stages > 1)
     s += fmt::format(", {} virtual stages", l.virtual_stages);
@@ -99,10 +101,41 @@ std::string train_layout_text(const TrainJob& job) {
   return s;
 }
 
+std::string software_text(const TrainJob& job) {
+  const Software& s = job.software;
+  if (s.framework == nullptr) {
+    return "none named (nothing overlapped, eager defaults)";
+  }
+  std::string text = fmt::format("{} as of {}", s.framework->id, s.year);
+  std::vector<std::string> parts;
+  parts.push_back(job.memory.flash_attention ? (s.hopper_attention() ? "fused attention "
+                                                                       "(Hopper kernels)"
+                                                                     : "fused attention")
+                                             : "eager attention");
+  if (s.overlap_grad_reduce()) {
+    parts.push_back("overlapped gradient reduction");
+  }
+  if (s.tp_comm_overlap()) {
+    parts.push_back("overlapped TP communication");
+  }
+  parts.push_back(fmt::format("{:g} + {:g} + {:g} bytes of state per parameter",
+                              job.memory.weight_bytes, job.memory.gradient_bytes,
+                              job.memory.master_bytes));
+  return text + ": " + fmt::format("{}", fmt::join(parts, ", "));
+}
+
 void write_train_json(JsonWriter& w, const TrainEstimate& e) {
   const MemoryJob& m = e.job.memory;
   const Parallelism& l = m.layout;
   w.field("feasible", e.feasible);
+  if (e.job.software.framework != nullptr) {
+    w.key("software")
+        .begin_object()
+        .field("framework", e.job.software.framework->id)
+        .field("year", e.job.software.year)
+        .field("fused_attention", m.flash_attention)
+        .end_object();
+  }
   if (!e.feasible) {
     w.field("reason", e.reason);
     return;
@@ -112,8 +145,9 @@ void write_train_json(JsonWriter& w, const TrainEstimate& e) {
       .field("tp", l.tp)
       .field("pp", l.pp)
       .field("dp", l.dp)
-      .field("cp", e.job.context_parallel)
+      .field("cp", e.job.memory.layout.cp)
       .field("ep", l.ep)
+      .field("etp", l.expert_tp())
       .field("micro_batch", m.micro_batch)
       .field("virtual_stages", l.virtual_stages)
       .field("zero", l.zero)
@@ -178,6 +212,7 @@ void print_train_text(const TrainEstimate& e) {
     fmt::print("verdict: infeasible: {}\n", e.reason);
     return;
   }
+  fmt::print("software {}\n", software_text(e.job));
   fmt::print("layout  {} ({} micro-batches per step)\n", train_layout_text(e.job), e.micro_batches);
   fmt::print(
       "memory  {} of {} usable per GPU: {}\n", gib(e.memory.total()), gib(e.usable),
@@ -200,10 +235,9 @@ void print_train_text(const TrainEstimate& e) {
   row("fixed per-step overhead", s.overhead);
   row("step", total);
   fmt::print("\n{}", t.str());
-  fmt::print(
-      "\nthroughput  {} tokens/s ({:.0f} tokens/s per GPU)\n",
-      grouped(std::llround(e.tokens_per_s)),
-      e.tokens_per_s / static_cast<double>(e.job.memory.layout.gpus() * e.job.context_parallel));
+  fmt::print("\nthroughput  {} tokens/s ({:.0f} tokens/s per GPU)\n",
+             grouped(std::llround(e.tokens_per_s)),
+             e.tokens_per_s / static_cast<double>(e.job.memory.layout.gpus()));
   fmt::print(
       "per GPU     {:.0f} TFLOP/s model, {:.0f} TFLOP/s hardware; MFU {:.1f} %, HFU {:.1f} %\n",
       e.model_flops_per_gpu.si() / 1e12, e.hardware_flops_per_gpu.si() / 1e12, e.mfu * 100,

@@ -26,6 +26,9 @@ struct ClusterFlags {
 // Errors name the flag.
 Result<Cluster> make_cluster(const Catalog& c, const ClusterFlags& f, std::optional<Money>* price);
 
+// "megatron-lm as of 2024: fused attention, overlapped gradient reduction, ...".
+std::string software_text(const TrainJob& job);
+
 // "tp 8 pp 16 dp 64 cp 1, mb 1, v 4, ZeRO 1, SP, selective recompute".
 std::string train_layout_text(const TrainJob& job);
 

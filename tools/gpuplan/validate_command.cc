@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <thread>
 
 #include "command.h"
 #include "flags.h"
+#include "gpuplan/calibration.h"
 #include "gpuplan/json_writer.h"
 #include "gpuplan/validation.h"
 #include "report.h"
@@ -121,6 +123,70 @@ void print_text(const ValidationReport& r) {
              r.rows, r.predicted, r.median_abs_error_pct, r.max_abs_error_pct);
 }
 
+double error_pct(std::optional<double> predicted, double published) {
+  return (*predicted - published) / published * 100.0;
+}
+
+// --cross-validate: the fit to every row (in sample) beside the fit without the row's source (out
+// of sample), row by row.
+void print_cross_validation(const CrossValidation& cv, bool json) {
+  if (json) {
+    JsonWriter w;
+    w.begin_object().field("kind", "training").key("rows").begin_array();
+    for (const CrossValidatedRow& r : cv.rows) {
+      w.begin_object().field("id", r.id).field("source", r.source).field("published", r.published);
+      if (r.in_sample) {
+        w.field("in_sample", *r.in_sample)
+            .field("in_sample_error_pct", error_pct(r.in_sample, r.published));
+      } else {
+        w.key("in_sample").null();
+      }
+      if (r.out_of_sample) {
+        w.field("out_of_sample", *r.out_of_sample)
+            .field("out_of_sample_error_pct", error_pct(r.out_of_sample, r.published));
+      } else {
+        w.key("out_of_sample").null();
+        w.field("reason", r.reason);
+      }
+      w.end_object();
+    }
+    w.end_array();
+    w.key("summary")
+        .begin_object()
+        .field("rows", static_cast<int64_t>(cv.rows.size()))
+        .field("sources", cv.sources)
+        .field("median_abs_error_pct", cv.median_in_pct)
+        .field("max_abs_error_pct", cv.max_in_pct)
+        .field("loso_median_abs_error_pct", cv.median_out_pct)
+        .field("loso_max_abs_error_pct", cv.max_out_pct)
+        .end_object();
+    w.end_object();
+    fmt::print("{}", w.str());
+    return;
+  }
+  Table t({"id", "published", "in sample", "error (%)", "left out", "error (%)", ""},
+          {false, true, true, true, true, true, false});
+  for (const CrossValidatedRow& r : cv.rows) {
+    if (!r.in_sample || !r.out_of_sample) {
+      t.add({r.id, fmt::format("{:.4g}", r.published), "-", "-", "-", "-",
+             "not predicted: " + r.reason});
+      continue;
+    }
+    t.add({r.id, fmt::format("{:.4g}", r.published), fmt::format("{:.4g}", *r.in_sample),
+           fmt::format("{:+.1f}", error_pct(r.in_sample, r.published)),
+           fmt::format("{:.4g}", *r.out_of_sample),
+           fmt::format("{:+.1f}", error_pct(r.out_of_sample, r.published)), ""});
+  }
+  fmt::print(
+      "training rows, step time (s): fitted to every row (in sample), and fitted without the "
+      "row's source (left out: leave-one-source-out over {} sources)\n\n{}",
+      cv.sources, t.str());
+  fmt::print(
+      "\nsummary: {} rows; in sample median |error| {:.1f} %, max {:.1f} %; leave-one-source-out "
+      "median |error| {:.1f} %, max {:.1f} %\n",
+      cv.rows.size(), cv.median_in_pct, cv.max_in_pct, cv.median_out_pct, cv.max_out_pct);
+}
+
 }  // namespace
 
 int run_validate(const std::vector<std::string>& args) {
@@ -132,6 +198,11 @@ int run_validate(const std::vector<std::string>& args) {
   app.add_option("file", file, "validation JSON file (format: data/validation/README.md)")
       ->required();
   app.add_flag("--json", json, "print JSON");
+  bool cross = false;
+  int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  app.add_flag("--cross-validate", cross,
+               "training files: refit the model without each source and predict that source");
+  app.add_option("--threads", threads, "with --cross-validate: worker threads (default: all)");
   app.add_option("--data", data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
   if (std::optional<int> done = parse_flags(app, args, kName)) {
     return *done;
@@ -139,6 +210,13 @@ int run_validate(const std::vector<std::string>& args) {
   Result<Catalog> c = load_catalog(data);
   if (!c)
     return report_error(kName, c.error());
+  if (cross) {
+    Result<std::vector<TrainingRow>> rows = read_training_rows(file, *c);
+    if (!rows)
+      return report_error(kName, rows.error());
+    print_cross_validation(cross_validate_training(*rows, *c, std::max(1, threads)), json);
+    return kExitOk;
+  }
   Result<ValidationReport> r = run_validation(file, *c);
   if (!r)
     return report_error(kName, r.error());

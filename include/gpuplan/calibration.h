@@ -1,0 +1,78 @@
+// Fitting the training-time model to published runs, and judging it on runs it has not seen.
+//
+// Four parameters of the training model are not measured by any microbenchmark the project has:
+// the fused attention kernels' share of the GEMM rate, the elementwise HBM traffic per byte of
+// stored activation, the slowdown that hidden communication causes the compute under it, and the
+// fixed time per optimizer step. They are few, physical and shared by every run and framework, and
+// this module is the only place that sets them: it fits them to the rows of a validation file by
+// least absolute log error (robust to a few outlying rows), from a fixed start, so anyone can
+// refit them and get the same numbers. gpuplan calibrate --validation writes the result into
+// data/params/training-fit.toml. Leave-one-source-out cross-validation refits without each
+// source's rows and predicts them, which is the error to expect on runs from a source the fit
+// never saw. docs/VALIDATION.md shows both.
+#ifndef GPUPLAN_CALIBRATION_H_
+#define GPUPLAN_CALIBRATION_H_
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gpuplan/catalog.h"
+#include "gpuplan/validation.h"
+
+namespace gpuplan {
+
+// A fitted parameter: its name as in training-fit.toml, its value and the physical range searched.
+struct FittedParameter {
+  std::string name;
+  double value = 0;  // SI (step_overhead in seconds)
+  double lower = 0;
+  double upper = 0;
+};
+
+struct TrainingFit {
+  TrainParams params;  // the catalog's, with the fitted ones replaced
+  std::vector<FittedParameter> fitted;
+  int64_t rows = 0;                 // rows that informed the fit (predictable, source not excluded)
+  double median_abs_error_pct = 0;  // over those rows
+  double max_abs_error_pct = 0;
+  int evaluations = 0;
+};
+
+// Fits the four parameters to `rows`, leaving out rows whose source is in `exclude`. With no row
+// left, the catalog's parameters are returned unchanged (rows = 0).
+TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& catalog,
+                         const std::set<std::string>& exclude = {});
+
+// One row, predicted with the fit to every row (in sample) and with the fit to every other
+// source's rows (out of sample).
+struct CrossValidatedRow {
+  std::string id;
+  std::string source;
+  double published = 0;
+  std::optional<double> in_sample;  // predicted step time, s
+  std::optional<double> out_of_sample;
+  std::string reason;  // why not predicted
+};
+
+struct CrossValidation {
+  std::vector<CrossValidatedRow> rows;
+  int64_t sources = 0;
+  double median_in_pct = 0;
+  double max_in_pct = 0;
+  double median_out_pct = 0;
+  double max_out_pct = 0;
+};
+
+// Leave-one-source-out over the sources of `rows`, fitted on `threads` threads (the answer does
+// not depend on the thread count).
+CrossValidation cross_validate_training(const std::vector<TrainingRow>& rows,
+                                        const Catalog& catalog, int threads = 1);
+
+// training-fit.toml for `fit`, naming `what` it was fitted to.
+std::string training_fit_file(const TrainingFit& fit, const std::string& what);
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_CALIBRATION_H_

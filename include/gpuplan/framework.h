@@ -1,0 +1,87 @@
+// The training software a run uses, and what it changes about the run.
+//
+// Two runs of the same model on the same machines differ by their software: which attention
+// kernels it calls, how it keeps mixed-precision state, whether it hides gradient reduction behind
+// the backward pass, how its pipeline engine moves activations, how ZeRO-3 / FSDP gathers
+// weights. These are facts a user knows about their own job ("Megatron-Core, 2024"), so they are
+// an input, not a per-row knob: each framework is one data file (data/frameworks/<id>.toml) whose
+// defaults carry the year they arrived, and a run names its framework and year. Every run of a
+// framework gets the same parameters. docs/FORMULAS.md#frameworks.
+#ifndef GPUPLAN_FRAMEWORK_H_
+#define GPUPLAN_FRAMEWORK_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "gpuplan/result.h"
+
+namespace gpuplan {
+
+// How a pipeline engine schedules and moves activations between stages.
+enum class PipelineEngine {
+  // Megatron-LM: 1F1B or interleaved (the layers per stage must divide into the virtual stages),
+  // and with tensor parallelism but no sequence parallelism each rank sends 1/t of a boundary
+  // activation and the next stage all-gathers it (Narayanan et al. 2021, sec. 4.1).
+  kMegatron,
+  // DeepSpeed's PipelineEngine: 1F1B only; every tensor-parallel rank sends the whole activation.
+  kDeepSpeed,
+  // A custom engine that balances uneven stages and interleaves them freely (Llama 3's).
+  kCustom,
+};
+
+std::string_view pipeline_engine_name(PipelineEngine e);
+Result<PipelineEngine> parse_pipeline_engine(std::string_view name);
+
+struct Framework {
+  std::string id;  // "megatron-lm"
+  std::string name;
+  PipelineEngine pipeline = PipelineEngine::kMegatron;
+  // Bytes per trained parameter in mixed precision (16-bit compute): the resident weights, the
+  // gradient buffer (also the format gradients are reduced in) and the fp32 master weights the
+  // optimizer keeps beside its moments. Megatron: 2 + 4 (fp32 main_grad) + 4; DeepSpeed: 2 + 2 +
+  // 4; FSDP: the fp32 shard is the master, 4 + 4 + 0.
+  double weight_bytes = 2;
+  double gradient_bytes = 4;
+  double master_bytes = 4;
+  // The year each behaviour became the framework's default; 0: never.
+  int64_t fused_attention_since = 0;       // FlashAttention-class kernels, not eager softmax
+  int64_t hopper_attention_since = 0;      // on Hopper, kernels written for it (FA3, cuDNN)
+  int64_t overlap_grad_reduce_since = 0;   // DP gradient reduction hidden behind the backward
+  int64_t overlap_param_gather_since = 0;  // ZeRO-1/2 weight all-gather hidden in the forward
+  int64_t tp_comm_overlap_since = 0;       // TP collectives overlapped with their GEMMs
+  int64_t zero3_prefetch_since = 0;        // ZeRO-3 gathers the next layer while computing
+  // ZeRO-3 / FSDP: parameters per gathered bucket; 0 gathers one transformer layer at a time
+  // (FSDP wraps each block as a unit).
+  double zero3_bucket_params = 0;
+  // ZeRO-3: most gathered parameters alive at once; prefetching the next layer needs two layers
+  // alive, so a layer of more than half of this is never prefetched. 0: no limit.
+  double zero3_max_live_params = 0;
+  std::string source;
+  std::string file;
+};
+
+// A run's software: its framework and the year it was measured or is planned for. `year` decides
+// which of the framework's defaults apply.
+struct Software {
+  const Framework* framework = nullptr;
+  int64_t year = 0;
+
+  bool since(int64_t first_year) const { return first_year > 0 && year >= first_year; }
+  bool fused_attention() const { return since(framework->fused_attention_since); }
+  bool hopper_attention() const { return since(framework->hopper_attention_since); }
+  bool overlap_grad_reduce() const { return since(framework->overlap_grad_reduce_since); }
+  bool overlap_param_gather() const { return since(framework->overlap_param_gather_since); }
+  bool tp_comm_overlap() const { return since(framework->tp_comm_overlap_since); }
+  bool zero3_prefetch() const { return since(framework->zero3_prefetch_since); }
+};
+
+// The year a run is planned for when none is given: every default a framework has is on.
+inline constexpr int64_t kCurrentYear = 2026;
+
+// The framework a job uses when none is named (train, scale, plan; docs/FORMULAS.md#frameworks).
+inline constexpr std::string_view kDefaultFramework = "megatron-lm";
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_FRAMEWORK_H_

@@ -1,0 +1,250 @@
+#include "gpuplan/calibration.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string_view>
+#include <thread>
+
+#include "minimize.h"
+
+namespace gpuplan {
+namespace {
+
+// The fitted parameters: name, physical range, start, and where each lives in TrainParams.
+struct Knob {
+  std::string name;
+  double lower, upper, start;
+  std::function<void(TrainParams&, double)> set;
+  std::function<double(const TrainParams&)> get;
+};
+
+// The fitted parameters shared by every run, then one in_situ per GPU architecture among the
+// rows fitted (the others take their mean).
+std::vector<Knob> knobs(const std::vector<std::string>& architectures) {
+  std::vector<Knob> k = {
+      // The kernels' counted bytes moved once (1) or a few times (caches missed, unfused
+      // reductions, the layer norm's statistics).
+      {"elementwise_traffic", 0.5, 4.0, 1.2,
+       [](TrainParams& p, double v) { p.elementwise_traffic = v; },
+       [](const TrainParams& p) { return p.elementwise_traffic; }},
+      // A kernel launch with its gap and ramp: a few microseconds (research notes sec. 2.2: an
+      // empty collective takes 15 us, most of it launch and handshake).
+      {"kernel_overhead", 0.0, 20e-6, 3e-6,
+       [](TrainParams& p, double v) { p.kernel_overhead = Seconds(v); },
+       [](const TrainParams& p) { return p.kernel_overhead.si(); }},
+      // Hidden traffic costs between nothing and its own time (more would make overlapping
+      // slower than not overlapping).
+      {"overlap_slowdown", 0.0, 1.0, 0.1, [](TrainParams& p, double v) { p.overlap_slowdown = v; },
+       [](const TrainParams& p) { return p.overlap_slowdown; }},
+      // Per step: up to half a second of data loading, clipping and logging.
+      {"step_overhead", 0.0, 0.5, 0.02,
+       [](TrainParams& p, double v) { p.step_overhead = Seconds(v); },
+       [](const TrainParams& p) { return p.step_overhead.si(); }},
+  };
+  for (const std::string& arch : architectures) {
+    // GEMMs and attention inside a step run below their isolated microbenchmark rate.
+    k.push_back({"in_situ." + arch, 0.6, 1.0, 0.9,
+                 [arch](TrainParams& p, double v) {
+                   for (auto& [a, value] : p.in_situ) {
+                     if (a == arch) {
+                       value = v;
+                       return;
+                     }
+                   }
+                   p.in_situ.emplace_back(arch, v);
+                 },
+                 [arch](const TrainParams& p) { return p.in_situ_for(arch); }});
+  }
+  return k;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) {
+    return 0;
+  }
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The parameters `x` of `k` over `base`; in_situ holds exactly the fitted architectures, and the
+// default is their mean.
+TrainParams with(const TrainParams& base, const std::vector<Knob>& k,
+                 const std::vector<double>& x) {
+  TrainParams p = base;
+  p.in_situ.clear();
+  double sum = 0;
+  int n = 0;
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i].set(p, x[i]);
+    if (k[i].name.starts_with("in_situ.")) {
+      sum += x[i];
+      ++n;
+    }
+  }
+  if (n > 0) {
+    p.in_situ_default = sum / n;
+  }
+  return p;
+}
+
+}  // namespace
+
+TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& catalog,
+                         const std::set<std::string>& exclude) {
+  std::vector<const TrainingRow*> used;
+  for (const TrainingRow& r : rows) {
+    if (r.reason.empty() && !exclude.contains(r.source)) {
+      used.push_back(&r);
+    }
+  }
+  std::vector<std::string> architectures;
+  for (const TrainingRow* r : used) {
+    architectures.push_back(r->cluster.gpu->architecture);
+  }
+  std::sort(architectures.begin(), architectures.end());
+  architectures.erase(std::unique(architectures.begin(), architectures.end()), architectures.end());
+  const std::vector<Knob> k = knobs(architectures);
+  TrainingFit fit;
+  fit.params = catalog.train_params();
+  for (const Knob& knob : k) {
+    fit.fitted.push_back({knob.name, knob.get(fit.params), knob.lower, knob.upper});
+  }
+  if (used.empty()) {
+    return fit;
+  }
+  // Mean |log(predicted / published)|; a row the model cannot time counts as a factor e^2 off.
+  auto loss = [&](const std::vector<double>& x) {
+    const TrainParams p = with(catalog.train_params(), k, x);
+    double sum = 0;
+    for (const TrainingRow* r : used) {
+      const ValidationEntry e = predict_training_row(*r, catalog, p);
+      sum += e.predicted ? std::fabs(std::log(*e.predicted / e.published)) : 2.0;
+    }
+    return sum / static_cast<double>(used.size());
+  };
+  std::vector<double> start;
+  std::vector<detail::Bounds> bounds;
+  for (const Knob& knob : k) {
+    start.push_back(knob.start);
+    bounds.push_back({knob.lower, knob.upper});
+  }
+  const detail::Minimum best = detail::minimize(loss, start, bounds, 3000, 1e-9, 0.15);
+  fit.params = with(catalog.train_params(), k, best.x);
+  fit.evaluations = best.evaluations;
+  for (size_t i = 0; i < k.size(); ++i) {
+    fit.fitted[i].value = best.x[i];
+  }
+  std::vector<double> errors;
+  for (const TrainingRow* r : used) {
+    const ValidationEntry e = predict_training_row(*r, catalog, fit.params);
+    if (e.predicted) {
+      errors.push_back(std::fabs(e.error_pct));
+    }
+  }
+  fit.rows = static_cast<int64_t>(used.size());
+  fit.median_abs_error_pct = median_of(errors);
+  fit.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());
+  return fit;
+}
+
+CrossValidation cross_validate_training(const std::vector<TrainingRow>& rows,
+                                        const Catalog& catalog, int threads) {
+  std::vector<std::string> sources;
+  for (const TrainingRow& r : rows) {
+    if (r.reason.empty() && std::find(sources.begin(), sources.end(), r.source) == sources.end()) {
+      sources.push_back(r.source);
+    }
+  }
+  // Fit to all rows, then once per left-out source; the fits are independent, so they run on
+  // threads, each writing its own slot.
+  std::vector<TrainingFit> fits(sources.size() + 1);
+  std::vector<std::function<void()>> work;
+  work.push_back([&] { fits[0] = fit_training(rows, catalog); });
+  for (size_t s = 0; s < sources.size(); ++s) {
+    work.push_back([&, s] { fits[s + 1] = fit_training(rows, catalog, {sources[s]}); });
+  }
+  const size_t n =
+      std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(1, threads)), work.size()));
+  std::vector<std::thread> pool;
+  for (size_t w = 0; w < n; ++w) {
+    pool.emplace_back([&, w] {
+      for (size_t i = w; i < work.size(); i += n) {
+        work[i]();
+      }
+    });
+  }
+  for (std::thread& t : pool) {
+    t.join();
+  }
+  CrossValidation cv;
+  cv.sources = static_cast<int64_t>(sources.size());
+  std::vector<double> in, out;
+  for (const TrainingRow& r : rows) {
+    CrossValidatedRow c;
+    c.id = r.id;
+    c.source = r.source;
+    c.published = r.published;
+    c.reason = r.reason;
+    if (r.reason.empty()) {
+      const ValidationEntry a = predict_training_row(r, catalog, fits[0].params);
+      const size_t s = static_cast<size_t>(std::find(sources.begin(), sources.end(), r.source) -
+                                           sources.begin());
+      const ValidationEntry b = predict_training_row(r, catalog, fits[s + 1].params);
+      c.in_sample = a.predicted;
+      c.out_of_sample = b.predicted;
+      if (a.predicted) {
+        in.push_back(std::fabs(a.error_pct));
+      }
+      if (b.predicted) {
+        out.push_back(std::fabs(b.error_pct));
+      }
+      if (!a.predicted) {
+        c.reason = a.reason;
+      }
+    }
+    cv.rows.push_back(std::move(c));
+  }
+  cv.median_in_pct = median_of(in);
+  cv.max_in_pct = in.empty() ? 0.0 : *std::max_element(in.begin(), in.end());
+  cv.median_out_pct = median_of(out);
+  cv.max_out_pct = out.empty() ? 0.0 : *std::max_element(out.begin(), out.end());
+  return cv;
+}
+
+std::string training_fit_file(const TrainingFit& fit, const std::string& what) {
+  std::string text =
+      "schema = 1\n"
+      "# The training model's fitted parameters (docs/FORMULAS.md#training-params), written by\n"
+      "# gpuplan calibrate --validation; refit them, do not edit them.\n";
+  std::string in_situ;
+  for (const FittedParameter& f : fit.fitted) {
+    if (f.name.starts_with("in_situ.")) {
+      in_situ += fmt::format("{} = {:.4f}    # fitted within {:g} to {:g}\n", f.name.substr(8),
+                             f.value, f.lower, f.upper);
+      continue;
+    }
+    if (f.name == "step_overhead") {
+      text += fmt::format("{} = \"{:.4g} ms\"    # fitted within {:g} to {:g} ms\n", f.name,
+                          f.value * 1e3, f.lower * 1e3, f.upper * 1e3);
+    } else if (f.name == "kernel_overhead") {
+      text += fmt::format("{} = \"{:.4g} us\"    # fitted within {:g} to {:g} us\n", f.name,
+                          f.value * 1e6, f.lower * 1e6, f.upper * 1e6);
+    } else {
+      text += fmt::format("{} = {:.4f}    # fitted within {:g} to {:g}\n", f.name, f.value, f.lower,
+                          f.upper);
+    }
+  }
+  text += fmt::format("rows = {}\nmedian_abs_error_pct = {:.2f}\nsource = \"{}\"\n", fit.rows,
+                      fit.median_abs_error_pct, what);
+  text += fmt::format(
+      "\n# Per GPU architecture; `default`, the mean, for those no published run informed.\n"
+      "[in_situ]\n{}default = {:.4f}\n",
+      in_situ, fit.params.in_situ_default);
+  return text;
+}
+
+}  // namespace gpuplan

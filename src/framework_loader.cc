@@ -1,0 +1,85 @@
+#include <fmt/format.h>
+
+#include <array>
+
+#include "gpuplan/framework.h"
+#include "gpuplan/suggest.h"
+#include "loaders.h"
+
+namespace gpuplan {
+namespace {
+
+constexpr std::array<std::pair<PipelineEngine, std::string_view>, 3> kEngines = {{
+    {PipelineEngine::kMegatron, "megatron"},
+    {PipelineEngine::kDeepSpeed, "deepspeed"},
+    {PipelineEngine::kCustom, "custom"},
+}};
+
+}  // namespace
+
+std::string_view pipeline_engine_name(PipelineEngine e) {
+  for (const auto& [engine, name] : kEngines) {
+    if (engine == e) {
+      return name;
+    }
+  }
+  return "megatron";
+}
+
+Result<PipelineEngine> parse_pipeline_engine(std::string_view name) {
+  std::vector<std::string> names;
+  for (const auto& [engine, n] : kEngines) {
+    if (n == name) {
+      return engine;
+    }
+    names.emplace_back(n);
+  }
+  return fail("", fmt::format("unknown pipeline engine '{}'", name), suggestion_hint(name, names));
+}
+
+}  // namespace gpuplan
+
+namespace gpuplan::detail {
+
+Result<Framework> load_framework(const std::string& path) {
+  toml::table table;
+  GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
+  TomlReader r(table, path);
+  r.accept("schema");
+  Framework f;
+  f.file = path;
+  GPUPLAN_ASSIGN_OR_RETURN(f.id, checked_id(r));
+  GPUPLAN_ASSIGN_OR_RETURN(f.name, r.text("name"));
+  std::string engine;
+  GPUPLAN_ASSIGN_OR_RETURN(engine, r.text("pipeline"));
+  Result<PipelineEngine> e = parse_pipeline_engine(engine);
+  if (!e) {
+    return fail(r.where("pipeline"), e.error().what, e.error().hint);
+  }
+  f.pipeline = *e;
+  GPUPLAN_ASSIGN_OR_RETURN(f.weight_bytes, r.number("weight_bytes", 1.0, 8.0));
+  GPUPLAN_ASSIGN_OR_RETURN(f.gradient_bytes, r.number("gradient_bytes", 1.0, 8.0));
+  GPUPLAN_ASSIGN_OR_RETURN(f.master_bytes, r.number("master_bytes", 0.0, 8.0));
+  // Years: absent means the behaviour was never the default.
+  for (auto [key, field] : {std::pair{"fused_attention_since", &f.fused_attention_since},
+                            std::pair{"hopper_attention_since", &f.hopper_attention_since},
+                            std::pair{"overlap_grad_reduce_since", &f.overlap_grad_reduce_since},
+                            std::pair{"overlap_param_gather_since", &f.overlap_param_gather_since},
+                            std::pair{"tp_comm_overlap_since", &f.tp_comm_overlap_since},
+                            std::pair{"zero3_prefetch_since", &f.zero3_prefetch_since}}) {
+    std::optional<int64_t> year;
+    GPUPLAN_ASSIGN_OR_RETURN(year, r.optional_integer(key, 2015, kCurrentYear));
+    *field = year.value_or(0);
+  }
+  std::optional<double> bucket;
+  GPUPLAN_ASSIGN_OR_RETURN(bucket, r.optional_number("zero3_bucket_params", 1e3, 1e12));
+  f.zero3_bucket_params = bucket.value_or(0);
+  std::optional<double> live;
+  GPUPLAN_ASSIGN_OR_RETURN(live, r.optional_number("zero3_max_live_params", 1e3, 1e13));
+  f.zero3_max_live_params = live.value_or(0);
+  GPUPLAN_ASSIGN_OR_RETURN(f.source, r.text("source"));
+  GPUPLAN_RETURN_IF_ERROR(r.finish());
+  return f;
+}
+
+}  // namespace gpuplan::detail
