@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "loaders.h"
+#include "shipped_catalog.h"
 
 namespace gpuplan {
 namespace {
@@ -94,6 +95,31 @@ TEST(GpuLoader, ReportsSyntaxErrorsWithTheirPosition) {
   Result<Gpu> g = detail::load_gpu(fixture("syntax-error.toml"));
   ASSERT_FALSE(g.has_value());
   EXPECT_EQ(g.error().where.rfind(fixture("syntax-error.toml:3:"), 0), 0U) << g.error().message();
+}
+
+TEST(Software, ReadsIdAndYearAndAppliesTheDefaultsOfThatYear) {
+  // data/frameworks/megatron-lm.toml: fused attention and overlapped gradient reduction since
+  // 2023, Hopper attention kernels and TP communication overlap since 2024.
+  const Catalog& c = shipped_catalog();
+  Result<Software> old = c.software("megatron-lm@2021");
+  ASSERT_TRUE(old.has_value()) << old.error().message();
+  EXPECT_EQ(old->year, 2021);
+  EXPECT_FALSE(old->fused_attention());
+  EXPECT_FALSE(old->overlap_grad_reduce());
+  Result<Software> mid = c.software("megatron-lm@2023");
+  EXPECT_TRUE(mid->fused_attention() && mid->overlap_grad_reduce());
+  EXPECT_FALSE(mid->hopper_attention() || mid->tp_comm_overlap());
+  Result<Software> today = c.software("megatron-lm");
+  EXPECT_EQ(today->year, kCurrentYear);
+  EXPECT_TRUE(today->hopper_attention() && today->tp_comm_overlap());
+  // Megatron-DeepSpeed's FlashAttention is an opt-in flag: never its default.
+  EXPECT_FALSE(c.software("megatron-deepspeed")->fused_attention());
+  EXPECT_EQ(c.software("megatron-lm@21").error().message(),
+            "'21' is not a year from 2015 to 2026; write the framework as ID or ID@YEAR, e.g. "
+            "'megatron-lm@2022'");
+  EXPECT_EQ(c.software("megatorn-lm").error().message(),
+            "unknown framework 'megatorn-lm'; did you mean 'megatron-lm'? (gpuplan catalog list "
+            "frameworks)");
 }
 
 TEST(OfferLoader, RejectsAPriceWithoutCurrencyAndPeriod) {

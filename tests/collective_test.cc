@@ -59,6 +59,41 @@ TEST(Collectives, LargeMessagesTakeTheRingAndSmallOnesTheLowLatencyProtocol) {
   EXPECT_EQ(all_reduce_time(GB(1), Group{1, 1}, n).si(), 0.0);  // nothing to reduce
 }
 
+TEST(Collectives, SmallPerRankChunksUseFewNcclChannelsAndSoFewNics) {
+  // NCCL keeps a channel only for every 32 KiB of a collective's per-rank buffer
+  // (src/enqueue.cc), and each channel's ring leaves a node through one NIC. An all-gather over
+  // 64 ranks (8 nodes of 8) of a 4 MiB buffer gives each rank a 64 KiB slice: two channels, so
+  // 2 x 24 GB/s instead of the node's 8 x 24 = 192 GB/s. A 64 MiB buffer (1 MiB slices) gets
+  // them all.
+  Network n = dgx(24, 8);
+  n.channel_bytes = Bytes(32 * 1024);
+  const Group g{64, 8};
+  EXPECT_DOUBLE_EQ(group_busbw(g, n, Bytes(64 * 1024)).si(), 48e9);
+  EXPECT_DOUBLE_EQ(group_busbw(g, n, MiB(1)).si(), 192e9);
+  const Seconds small = all_gather_time(MiB(4), g, n);
+  EXPECT_NEAR(small.si(), MiB(4).si() * 63 / 64 / 48e9, 1e-12);  // no latency in dgx()
+  // Inside one node the NICs do not matter.
+  EXPECT_DOUBLE_EQ(group_busbw(Group{8, 8}, n, Bytes(1024)).si(), 230e9);
+}
+
+TEST(Collectives, AllGatherCrossesNodesByRingAllReduceByTree) {
+  // NCCL has a tree only for all-reduce: across 16 nodes an all-reduce pass pays ceil(log2 16) = 4
+  // node levels, an all-gather 15 ring steps. With a 5 us base and 3 us per network hop, a tiny
+  // message's Simple latency across the nodes is 4 x 8 = 32 us per all-reduce pass and
+  // 15 x 8 = 120 us for the all-gather; the LL protocol pays the hops once per level or step.
+  Network n = dgx(24, 8);
+  n.base_latency = Seconds(5e-6);
+  n.inter_latency = Seconds(3e-6);
+  const Group g{16, 1};  // one rank per node: no ring inside nodes
+  const double ar = all_reduce_time(Bytes(8), g, n).si();
+  const double ag = all_gather_time(Bytes(8), g, n).si();
+  // LL wins for 8 bytes: all-reduce 2 x (5 + 4 x 3) us, all-gather 5 + 15 x 3 us, plus the bytes
+  // at half of one NIC's 24 GB/s (one rank per node: 1/8 of the 8 NICs).
+  const double ll = 0.5 * 24e9;
+  EXPECT_NEAR(ar, 2 * (5e-6 + 4 * 3e-6) + 2 * 8.0 * 15 / 16 / ll, 1e-15);
+  EXPECT_NEAR(ag, 5e-6 + 15 * 3e-6 + 8.0 * 15 / 16 / ll, 1e-15);
+}
+
 TEST(Collectives, LatencyLevelsAreCeilLog2) {
   EXPECT_EQ(latency_levels(1), 0);
   EXPECT_EQ(latency_levels(2), 1);

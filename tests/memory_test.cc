@@ -94,6 +94,69 @@ TEST(TrainingState, ZeroStagesShardOverDataParallel) {
   }
 }
 
+TEST(TrainingState, FollowsTheFrameworksMixedPrecisionRule) {
+  // Per parameter with Adam: Megatron 2 (weights) + 4 (fp32 main_grad) + 4 (master) + 8
+  // (moments) = 18 B; DeepSpeed 2 + 2 + 4 + 8 = 16 B; FSDP 4 (fp32 shard) + 4 + 0 + 8 = 16 B
+  // (data/frameworks/). A middle stage of the 175B model at t 8, p 8 holds 12 h^2 / 8 weights
+  // per layer plus 12 x (7h/8 + 6h) biases and norms, 12 layers.
+  const Model m = gpt(12288, 96, 96);
+  MemoryJob job = megatron_job(8, 8, 1, Recompute::kSelective, true);
+  const double h = 12288;
+  const double params = 12 * (12 * h * h / 8 + 7 * h / 8 + 6 * h);
+  auto state = [&](double weights, double grads, double master) {
+    job.weight_bytes = weights;
+    job.gradient_bytes = grads;
+    job.master_bytes = master;
+    const MemoryBreakdown b = memory_per_stage(m, job, kNoOverhead)[3];
+    return (b.weights + b.gradients + b.optimizer).si() / params;
+  };
+  EXPECT_NEAR(state(2, 4, 4), 18.0, 1e-9);
+  EXPECT_NEAR(state(2, 2, 4), 16.0, 1e-9);
+  EXPECT_NEAR(state(4, 4, 0), 16.0, 1e-9);
+}
+
+TEST(TrainingState, EightBitAdamAndOffload) {
+  // 8-bit Adam keeps two 1-byte moments and an fp32 maximum per block of 2048 for each:
+  // 2 + 8/2048 bytes instead of Adam's 8 (Dettmers et al. 2022). Offloading moves the
+  // optimizer (master weights and moments) to host memory, out of the GPU's total.
+  const Model m = gpt(4096, 32, 32);
+  MemoryJob job = megatron_job(1, 1, 1, Recompute::kFull, false);
+  const MemoryBreakdown adam = memory_per_gpu(m, job, kNoOverhead);
+  job.optimizer = Optimizer::kAdam8bit;
+  const MemoryBreakdown eight = memory_per_gpu(m, job, kNoOverhead);
+  const double params = adam.parameters;
+  EXPECT_NEAR((adam.optimizer - eight.optimizer).si() / params, 8.0 - (2.0 + 8.0 / 2048), 1e-9);
+  job.offload_optimizer = true;
+  const MemoryBreakdown off = memory_per_gpu(m, job, kNoOverhead);
+  EXPECT_EQ(off.optimizer.si(), 0.0);
+  EXPECT_DOUBLE_EQ(off.host.si(), eight.optimizer.si());
+  EXPECT_DOUBLE_EQ((eight.total() - off.total()).si(), eight.optimizer.si());
+}
+
+TEST(TrainingState, ExpertsSplitOverTheExpertGroup) {
+  // Mixtral-like: 8 experts of width 14336 in 32 layers, 3 x 4096 x 14336 each. At tp 2, dp 16
+  // with ep 8: each GPU holds 1 expert split over etp = tp = 2 ranks; with etp 1 and ep 8 it
+  // holds one whole expert. Either way the expert group (ep x etp) must divide tp x cp x dp = 32.
+  Result<Model> m = parse_model_config(
+      R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
+          "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+          "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2})",
+      "test", "mixtral");
+  ASSERT_TRUE(m.has_value());
+  MemoryJob job = megatron_job(2, 1, 1, Recompute::kFull, true);
+  job.layout.dp = 16;
+  job.layout.ep = 8;
+  const double expert = 3.0 * 4096 * 14336;
+  EXPECT_NEAR(memory_per_gpu(*m, job, kNoOverhead).expert_parameters, 32 * expert / 2, 1.0);
+  job.layout.etp = 1;
+  EXPECT_NEAR(memory_per_gpu(*m, job, kNoOverhead).expert_parameters, 32 * expert, 1.0);
+  EXPECT_FALSE(layout_problem(*m, job).has_value());
+  job.layout.ep = 64;  // more expert shares than experts, and than the 32 ranks
+  EXPECT_EQ(*layout_problem(*m, job),
+            "ep 64 x etp 1 must divide tp 2 x cp 1 x dp 16, ep the 8 experts and etp their MLP "
+            "width 14336");
+}
+
 TEST(Activations, FusedAttentionKeepsNoScores) {
   // With FlashAttention the 5 a s score term is gone, as with selective recompute.
   const Model m = gpt(6144, 48, 64);

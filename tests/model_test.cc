@@ -69,6 +69,38 @@ TEST_F(ModelTest, DeepSeekV3CountsLatentAttentionAndSharedExperts) {
   EXPECT_EQ(c.active_per_token, 671'026'419'200LL - 58LL * 248 * 44'040'192);
 }
 
+TEST_F(ModelTest, QwenMoeCountsSharedExpertsGatesAndQkNorms) {
+  // Qwen3-30B-A3B (h 2048, 48 layers, 32 heads and 4 KV heads of 128, 128 experts of 768, 8 per
+  // token, vocab 151936, untied): per layer q 2048 x 4096 + k, v 2 x 2048 x 512 + o 4096 x 2048 =
+  // 18,874,368; experts 128 x 3 x 2048 x 768 = 603,979,776; router 2048 x 128 = 262,144; norms
+  // 2 x 2048 + q_norm and k_norm 2 x 128 = 4,352. Layers 48 x 623,120,640 = 29,909,790,720,
+  // plus embedding and head 2 x 151936 x 2048 and the final norm: 30,532,122,624 (published
+  // "30.5 B"). Active: 8 of the 128 experts.
+  const ParameterCount q3 = count_parameters(model("qwen3-30b-a3b"));
+  EXPECT_EQ(q3.total, 30'532'122'624);
+  const int64_t active_layer = 18'874'368 + 8 * 3 * 2048 * 768 + 262'144 + 4'352;
+  EXPECT_EQ(q3.active_per_token, 48 * active_layer + 2 * 151936 * 2048 + 2048);
+  // Qwen2-57B-A14B adds one shared expert of 20480 with a 3584-wide sigmoid gate, and biases Q,
+  // K and V: published 57.4 B total.
+  const ParameterCount q2 = count_parameters(model("qwen2-57b-a14b"));
+  EXPECT_NEAR(static_cast<double>(q2.total), 57.4e9, 0.05e9);
+  EXPECT_NEAR(static_cast<double>(q2.active_per_token), 14.2e9, 0.1e9);
+}
+
+TEST(ModelLoader, RefusesMoeLayersItCannotPlace) {
+  // MoE every second layer is not a leading dense block: refused, not approximated.
+  Result<Model> m = parse_model_config(
+      R"({"model_type": "qwen2_moe", "hidden_size": 1024, "num_hidden_layers": 4,
+          "num_attention_heads": 8, "intermediate_size": 4096, "vocab_size": 1000,
+          "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 512,
+          "decoder_sparse_step": 2})",
+      "cfg.json", "x");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_EQ(m.error().message(),
+            "cfg.json:4: MoE every 2 layers is not supported; gpuplan models MoE in every layer "
+            "after an optional dense prefix");
+}
+
 TEST_F(ModelTest, KvCacheOfLlama3_70bIs320KiBPerTokenInFp16) {
   // 2 (K and V) x 80 layers x 8 KV heads x 128 x 2 bytes = 327,680 bytes (research notes).
   EXPECT_DOUBLE_EQ(kv_cache_bytes_per_token(model("llama-3.1-70b"), 2.0), 327'680.0);

@@ -189,6 +189,151 @@ TEST_F(TrainingTest, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
   EXPECT_GT(eight.step.tp_comm.si(), one.step.tp_comm.si());
 }
 
+TEST_F(TrainingTest, PipelineTransfersFollowTheEngine) {
+  // Llama 2 13B at tp 8, pp 4 (one stage per node), m = 16 micro-batches of 1 x 2048 tokens, no
+  // sequence parallelism. Megatron sends 1/8 of each boundary activation (2048 x 5120 x 2 B) per
+  // rank and all-gathers it over NVLink on the other side, two transfers per micro-batch and
+  // boundary on the critical path: 2 (m + p - 1) hops. DeepSpeed's engine sends the whole
+  // activation from every rank, as four blocking transfers: 4 (m + p - 1).
+  const Model m = model("llama-2-13b");
+  TrainJob j = job(8, 4, 1, 1, 16);
+  j.memory.layout.sequence_parallel = false;
+  const Cluster c = a100(32);
+  const Network net = cluster_network(c, catalog_->train_params());
+  const Bytes act = Bytes(2048.0 * 5120 * 2);
+  const double hops = 16 + 4 - 1;
+  apply_software(j, *catalog_->software("megatron-lm@2022"));
+  const Seconds megatron_hop =
+      send_recv_time(act / 8.0, true, net) + all_gather_time(act, Group{8, 8}, net);
+  EXPECT_NEAR(run(m, c, j).step.pp_comm.si(), (megatron_hop * (2 * hops)).si(), 1e-12);
+  apply_software(j, *catalog_->software("megatron-deepspeed@2022"));
+  EXPECT_NEAR(run(m, c, j).step.pp_comm.si(), (send_recv_time(act, true, net) * (4 * hops)).si(),
+              1e-12);
+}
+
+TEST_F(TrainingTest, InterleavingFollowsTheEngine) {
+  // 40 layers on 4 stages: Megatron interleaves only when 4 x v divides 40 (v = 2, 5, 10);
+  // DeepSpeed's engine never; a custom engine balances any v with 4 v <= 40.
+  const Model m = model("llama-2-13b");
+  TrainJob j = job(8, 4, 1, 1, 16);
+  j.memory.layout.virtual_stages = 3;
+  apply_software(j, *catalog_->software("megatron-lm"));
+  EXPECT_EQ(run(m, a100(32), j).reason,
+            "Megatron interleaves only when the 40 layers divide into pp 4 x 3 virtual stages");
+  j.memory.layout.virtual_stages = 5;
+  EXPECT_TRUE(run(m, a100(32), j).feasible);
+  apply_software(j, *catalog_->software("megatron-deepspeed"));
+  EXPECT_EQ(run(m, a100(32), j).reason,
+            "DeepSpeed's pipeline engine does not interleave (virtual stages 1)");
+  j.memory.layout.virtual_stages = 3;
+  apply_software(j, *catalog_->software("meta-internal"));
+  EXPECT_TRUE(run(m, a100(32), j).feasible);
+}
+
+TEST_F(TrainingTest, ZeroThreeHidesGathersOnlyWhereItCanPrefetch) {
+  // A 7B model with ZeRO-3 over 16 GPUs, one micro-batch: torchtitan prefetches each layer's
+  // gather under the previous layer's compute (hidden traffic still costs overlap_slowdown of
+  // itself); DeepSpeed 2021 prefetches too, but a layer of more than half its 1e9 live
+  // parameters could not be held with the next one: none here (202 M per layer), so both hide.
+  // Without prefetch (deepspeed before 2021) every gather and reduce-scatter is exposed.
+  const Model m = model("llama-2-7b");
+  TrainJob j = job(1, 1, 16, 1, 16);
+  j.memory.layout.zero = 3;
+  j.memory.recompute = Recompute::kFull;
+  apply_software(j, *catalog_->software("torchtitan@2025"));
+  const double fsdp = run(m, a100(16), j).step.dp_comm.si();
+  apply_software(j, *catalog_->software("deepspeed@2020"));
+  const double serial = run(m, a100(16), j).step.dp_comm.si();
+  EXPECT_GT(fsdp, 0.0);
+  EXPECT_LT(fsdp, serial);
+  // GPT-3-sized layers (12 x 12288^2 = 1.8 B parameters) exceed DeepSpeed's live limit: its
+  // 2021 prefetch cannot help them, so they cost as much as no prefetch at all.
+  Result<Model> big = parse_model_config(
+      R"({"model_type": "gpt2", "n_embd": 12288, "n_layer": 4, "n_head": 96, "vocab_size": 51200,
+          "n_positions": 2048})",
+      "test", "gpt-4-layers");
+  ASSERT_TRUE(big.has_value());
+  apply_software(j, *catalog_->software("deepspeed@2021"));
+  const double limited = run(*big, a100(16), j).step.dp_comm.si();
+  apply_software(j, *catalog_->software("deepspeed@2020"));
+  EXPECT_DOUBLE_EQ(limited, run(*big, a100(16), j).step.dp_comm.si());
+}
+
+TEST_F(TrainingTest, AttentionKernelsFollowTheYearAndTheGpu) {
+  // Megatron-LM ran eager attention (scores through HBM) until 2023, fused kernels after, and
+  // Hopper-native ones (attention_hopper of the peak) from 2024. Each step is faster.
+  const Model m = model("llama-2-7b");
+  TrainJob j = job(1, 1, 8, 1, 8);
+  auto compute = [&](const char* software, const char* gpu) {
+    apply_software(j, *catalog_->software(software));
+    Cluster c = a100(8);
+    c.gpu = *catalog_->gpu(gpu);
+    return run(m, c, j).step.compute.si();
+  };
+  EXPECT_GT(compute("megatron-lm@2022", "a100-sxm-80gb"),
+            compute("megatron-lm@2023", "a100-sxm-80gb"));
+  EXPECT_GT(compute("megatron-lm@2023", "h100-sxm"), compute("megatron-lm@2024", "h100-sxm"));
+  // The A100 has no Hopper kernels: 2024 changes nothing there.
+  EXPECT_DOUBLE_EQ(compute("megatron-lm@2023", "a100-sxm-80gb"),
+                   compute("megatron-lm@2024", "a100-sxm-80gb"));
+}
+
+TEST_F(TrainingTest, OffloadedOptimizerPaysThePcieLinkAndHostMemory) {
+  // ZeRO-Offload: per parameter the rank owns, the gradient (4 B with Megatron's fp32 main_grad)
+  // goes down and the 16-bit weight (2 B) comes back over the A100's PCIe Gen4 link
+  // (host_link.gen4), and the update streams adam_bytes through host memory shared by the node's
+  // 8 GPUs. Llama 2 7B on 8 GPUs with ZeRO 1: each owns 1/8 of the parameters.
+  const Model m = model("llama-2-7b");
+  TrainJob j = job(1, 1, 8, 1, 8);
+  j.memory.layout.zero = 1;
+  j.memory.offload_optimizer = true;
+  const TrainEstimate e = run(m, a100(8), j);
+  ASSERT_TRUE(e.feasible) << e.reason;
+  const TrainParams& p = catalog_->train_params();
+  const double owned = e.memory.parameters / 8;
+  const double expected = owned * (4 + 2) / p.host_link[4].si() +
+                          owned * p.adam_bytes / (p.host_memory_bandwidth.si() / 8);
+  EXPECT_NEAR(e.step.optimizer.si(), expected, 1e-12);
+}
+
+TEST_F(TrainingTest, InSituShareIsPerArchitecture) {
+  // Halving Ampere's in-situ share doubles the A100's GEMM time and leaves the H100's alone.
+  const Model m = model("llama-2-7b");
+  const TrainJob j = job(1, 1, 8, 1, 8);
+  TrainParams p = catalog_->train_params();
+  Cluster h = a100(8);
+  h.gpu = *catalog_->gpu("h100-sxm");
+  auto gemms = [&](const Cluster& c, const TrainParams& params) {
+    return estimate_training(m, c, j, catalog_->memory_params(), params).step.compute.si();
+  };
+  const double a_before = gemms(a100(8), p), h_before = gemms(h, p);
+  for (auto& [arch, v] : p.in_situ) {
+    if (arch == "ampere") {
+      v /= 2;
+    }
+  }
+  EXPECT_GT(gemms(a100(8), p), 1.5 * a_before);
+  EXPECT_DOUBLE_EQ(gemms(h, p), h_before);
+}
+
+TEST_F(TrainingTest, ExpertParallelismCanSpanTheTensorParallelRanks) {
+  // Qwen3-30B-A3B's 128 experts over ep 32 with etp 1 on tp 2 x dp 16 = 32 GPUs (Megatron-Core's
+  // expert parallelism across TP ranks): feasible, each GPU holds 4 whole experts per layer, and
+  // the dispatch all-to-alls are charged.
+  const Model m = model("qwen3-30b-a3b");
+  TrainJob j = job(2, 1, 16, 1, 32);
+  j.memory.seq = 4096;
+  j.memory.layout.zero = 1;
+  j.memory.layout.ep = 32;
+  j.memory.layout.etp = 1;
+  Cluster c = a100(32);
+  c.gpu = *catalog_->gpu("h100-sxm");
+  const TrainEstimate e = run(m, c, j);
+  ASSERT_TRUE(e.feasible) << e.reason;
+  EXPECT_NEAR(e.memory.expert_parameters, 48.0 * 4 * 3 * 2048 * 768, 1.0);
+  EXPECT_GT(e.step.tp_comm.si(), 0.0);
+}
+
 TEST_F(TrainingTest, ModelFlopsFollowSixNPlusAttention) {
   // 6 x (layer matmul weights + output head) + 6 l s a d per token.
   const Model m = model("llama-2-7b");
