@@ -53,11 +53,16 @@ std::string Table::str(const std::string& indent) const {
     }
     out += line + "\n";
     if (r == 0) {
-      size_t total = 0;
-      for (size_t w : width) {
-        total += w;
+      // The rule spans the titled columns; an untitled last column holds free-text notes.
+      size_t titled = width.size();
+      while (titled > 1 && rows_[0][titled - 1].empty()) {
+        --titled;
       }
-      out += indent + std::string(total + 2 * (width.size() - 1), '-') + "\n";
+      size_t total = 2 * (titled - 1);
+      for (size_t c = 0; c < titled; ++c) {
+        total += width[c];
+      }
+      out += indent + std::string(total, '-') + "\n";
     }
   }
   return out;

@@ -1,5 +1,6 @@
 // gpuplan validate FILE [--json]: predicted vs published for every row of a validation file.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <thread>
@@ -39,6 +40,9 @@ void print_json(const ValidationReport& r) {
       w.key("predicted").null();
       w.field("reason", e.reason);
     }
+    if (!e.note.empty()) {
+      w.field("note", e.note);
+    }
     w.end_object();
   }
   w.end_array();
@@ -74,10 +78,17 @@ void print_training(const ValidationReport& r) {
       row.push_back(fmt::format("{:.1f}", est.mfu * 100));
       row.push_back(fmt::format("{:.3g}", (s.tp_comm + s.cp_comm + s.pp_comm + s.dp_comm).si()));
       row.push_back(fmt::format("{:.3g}", s.bubble.si()));
-      if (!est.fits_memory) {
-        row.push_back("note: " + est.memory_note);
-      }
     }
+    // What was assumed to predict the row, and where the memory model disagrees with the run.
+    std::vector<std::string> notes;
+    if (!e.note.empty()) {
+      notes.push_back(e.note);
+    }
+    if (e.training && !e.training->fits_memory) {
+      notes.push_back(e.training->memory_note);
+    }
+    row.resize(9, "-");
+    row.push_back(notes.empty() ? "" : "note: " + fmt::format("{}", fmt::join(notes, "; ")));
     t.add(row);
   }
   fmt::print(
