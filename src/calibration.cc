@@ -146,6 +146,14 @@ TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& ca
     }
   }
   fit.rows = static_cast<int64_t>(used.size());
+  // Fewer than three rows per parameter reproduce themselves but pin little (three is a common
+  // floor for a least-squares-like fit to say something about the rows it did not see).
+  if (used.size() < 3 * k.size()) {
+    fit.caveat = fmt::format(
+        "{} rows for {} parameters: too few to pin them; the fit reproduces these rows and says "
+        "little about others",
+        used.size(), k.size());
+  }
   fit.median_abs_error_pct = median_of(errors);
   fit.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());
   return fit;
@@ -215,6 +223,16 @@ CrossValidation cross_validate_training(const std::vector<TrainingRow>& rows,
   return cv;
 }
 
+std::string fitted_value_text(const FittedParameter& f) {
+  if (f.name == "step_overhead") {
+    return fmt::format("{:.4g} ms", f.value * 1e3);
+  }
+  if (f.name == "kernel_overhead") {
+    return fmt::format("{:.4g} us", f.value * 1e6);
+  }
+  return fmt::format("{:.4f}", f.value);
+}
+
 std::string training_fit_file(const TrainingFit& fit, const std::string& what) {
   std::string text =
       "schema = 1\n"
@@ -222,20 +240,21 @@ std::string training_fit_file(const TrainingFit& fit, const std::string& what) {
       "# gpuplan calibrate --validation; refit them, do not edit them.\n";
   std::string in_situ;
   for (const FittedParameter& f : fit.fitted) {
-    if (f.name.starts_with("in_situ.")) {
-      in_situ += fmt::format("{} = {:.4f}    # fitted within {:g} to {:g}\n", f.name.substr(8),
-                             f.value, f.lower, f.upper);
-      continue;
-    }
-    if (f.name == "step_overhead") {
-      text += fmt::format("{} = \"{:.4g} ms\"    # fitted within {:g} to {:g} ms\n", f.name,
-                          f.value * 1e3, f.lower * 1e3, f.upper * 1e3);
-    } else if (f.name == "kernel_overhead") {
-      text += fmt::format("{} = \"{:.4g} us\"    # fitted within {:g} to {:g} us\n", f.name,
-                          f.value * 1e6, f.lower * 1e6, f.upper * 1e6);
+    // Times are quoted strings with their unit; shares and ratios are bare numbers.
+    const bool is_time = f.name == "step_overhead" || f.name == "kernel_overhead";
+    const double scale = f.name == "step_overhead" ? 1e3 : f.name == "kernel_overhead" ? 1e6 : 1;
+    const std::string_view unit = f.name == "step_overhead"     ? " ms"
+                                  : f.name == "kernel_overhead" ? " us"
+                                                                : "";
+    const bool per_arch = f.name.starts_with("in_situ.");
+    const std::string value = fitted_value_text(f);
+    const std::string line = fmt::format(
+        "{} = {}    # fitted within {:g} to {:g}{}\n", per_arch ? f.name.substr(8) : f.name,
+        is_time ? fmt::format("\"{}\"", value) : value, f.lower * scale, f.upper * scale, unit);
+    if (per_arch) {
+      in_situ += line;
     } else {
-      text += fmt::format("{} = {:.4f}    # fitted within {:g} to {:g}\n", f.name, f.value, f.lower,
-                          f.upper);
+      text += line;
     }
   }
   text += fmt::format("rows = {}\nmedian_abs_error_pct = {:.2f}\nsource = \"{}\"\n", fit.rows,

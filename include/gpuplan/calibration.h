@@ -1,14 +1,15 @@
 // Fitting the training-time model to published runs, and judging it on runs it has not seen.
 //
-// Four parameters of the training model are not measured by any microbenchmark the project has:
-// the fused attention kernels' share of the GEMM rate, the elementwise HBM traffic per byte of
-// stored activation, the slowdown that hidden communication causes the compute under it, and the
-// fixed time per optimizer step. They are few, physical and shared by every run and framework, and
-// this module is the only place that sets them: it fits them to the rows of a validation file by
-// least absolute log error (robust to a few outlying rows), from a fixed start, so anyone can
-// refit them and get the same numbers. gpuplan calibrate --validation writes the result into
-// data/params/training-fit.toml. Leave-one-source-out cross-validation refits without each
-// source's rows and predicts them, which is the error to expect on runs from a source the fit
+// A few parameters of the training model are not measured by any microbenchmark the project has:
+// the share of their microbenchmark rate that GEMM and attention kernels keep inside a step (one
+// per GPU architecture), the elementwise HBM traffic per byte a kernel's tensors hold, the launch
+// gap of one elementwise kernel, the slowdown that hidden communication causes the compute under
+// it, and the fixed time per optimizer step. They are few, physical and shared by every run and
+// framework, and this module is the only place that sets them: it fits them to the rows of a
+// validation file by least absolute log error (robust to a few outlying rows), from a fixed start,
+// so anyone can refit them and get the same numbers. gpuplan calibrate --validation writes the
+// result into data/params/training-fit.toml. Leave-one-source-out cross-validation refits without
+// each source's rows and predicts them, which is the error to expect on runs from a source the fit
 // never saw. docs/VALIDATION.md shows both.
 #ifndef GPUPLAN_CALIBRATION_H_
 #define GPUPLAN_CALIBRATION_H_
@@ -38,7 +39,11 @@ struct TrainingFit {
   double median_abs_error_pct = 0;  // over those rows
   double max_abs_error_pct = 0;
   int evaluations = 0;
+  std::string caveat;  // non-empty when the rows are too few to pin the parameters
 };
+
+// A fitted value with its unit, as training-fit.toml holds it: "61.05 ms", "1.302 us", "0.5147".
+std::string fitted_value_text(const FittedParameter& f);
 
 // Fits the four parameters to `rows`, leaving out rows whose source is in `exclude`. With no row
 // left, the catalog's parameters are returned unchanged (rows = 0).

@@ -126,12 +126,14 @@ int run_validation_fit(const Catalog& catalog, const std::string& file, const st
   if (!write_text(out, training_fit_file(fit, what)))
     return report_error(kName, Error{out, "cannot write the file", ""});
   for (const FittedParameter& f : fit.fitted) {
-    fmt::print("{:22} {:.4g}{}\n", f.name, f.name == "step_overhead" ? f.value * 1e3 : f.value,
-               f.name == "step_overhead" ? " ms" : "");
+    fmt::print("{:22} {}\n", f.name, fitted_value_text(f));
   }
   fmt::print(
       "fitted to {} rows in {} evaluations: median |error| {:.1f} %, max {:.1f} %\nwrote {}\n",
       fit.rows, fit.evaluations, fit.median_abs_error_pct, fit.max_abs_error_pct, out);
+  if (!fit.caveat.empty()) {
+    fmt::print("warning: {}\n", fit.caveat);
+  }
   return kExitOk;
 }
 
