@@ -144,7 +144,7 @@ ScaleCurve scale_training(const Model& m, const Cluster& node, const ScaleJob& j
       const std::string d = difference(b->estimate.job, pt.estimate.job);
       pt.note = d.empty() ? "faster per GPU than the base at the same setup"
                           : fmt::format(
-                                "above 100 % because this count runs {}: the {} GPU(s) "
+                                "above 100 % because this count runs {}: the {}-GPU base "
                                 "needed {} to fit, and the formula credits the memory the "
                                 "extra GPUs free",
                                 d, b->gpus, train_setup_text(b->estimate.job));

@@ -64,6 +64,28 @@ TEST_F(ValidationTest, PredictsKnownRowsAndExplainsTheOthers) {
   EXPECT_DOUBLE_EQ(r->median_abs_error_pct, (a + b) / 2);
 }
 
+// A published global batch that dp x micro-batch does not divide is predicted at the nearest one
+// that it does, and the row says so; an unknown framework loses only its row.
+TEST_F(ValidationTest, RoundsAGlobalBatchAloudAndNamesAnUnknownFramework) {
+  const std::string path = fixture("rounded-batch-and-unknown-framework.json");
+  Result<ValidationReport> r = run_validation(path, *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->entries.size(), 2U);
+  const ValidationEntry& rounded = r->entries[0];
+  ASSERT_TRUE(rounded.predicted.has_value()) << rounded.reason;
+  // dp 8 x micro-batch 2 = 16 sequences per step unit: 30 lies 14 above 16 and 2 below 32.
+  EXPECT_EQ(rounded.note,
+            "global batch 30 rounded to 32, the nearest multiple of dp 8 x micro-batch 2");
+  ASSERT_TRUE(rounded.training.has_value());
+  EXPECT_EQ(rounded.training->job.global_batch, 32);
+  const ValidationEntry& misspelt = r->entries[1];
+  EXPECT_FALSE(misspelt.predicted.has_value());
+  EXPECT_EQ(misspelt.reason, path +
+                                 ": row 1 'KOR22-MISSPELT-FRAMEWORK': software: unknown framework "
+                                 "'megatorn-lm'; did you mean 'megatron-lm'? (gpuplan catalog "
+                                 "list frameworks)");
+}
+
 TEST_F(ValidationTest, AnUnreadableModelMakesTheRowUnpredictable) {
   Result<ValidationReport> r = run_validation(fixture("unknown-family.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();

@@ -1,0 +1,135 @@
+#include "gpuplan/calibration.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "shipped_catalog.h"
+
+namespace gpuplan {
+namespace {
+
+std::vector<TrainingRow> shipped_rows() {
+  Result<std::vector<TrainingRow>> rows = read_training_rows(
+      std::string(GPUPLAN_DATA_DIR) + "/validation/training.json", shipped_catalog());
+  EXPECT_TRUE(rows.has_value()) << rows.error().message();
+  return rows ? *rows : std::vector<TrainingRow>{};
+}
+
+// Known parameters, away from the fit's start (calibration.cc: 1.2, 3 us, 0.1, 20 ms, 0.9) and
+// inside its bounds.
+TrainParams generating_params() {
+  TrainParams p = shipped_catalog().train_params();
+  p.elementwise_traffic = 2.0;
+  p.kernel_overhead = Seconds(4e-6);
+  p.overlap_slowdown = 0.3;
+  p.step_overhead = Seconds(0.03);
+  p.in_situ = {{"ampere", 0.85}, {"hopper", 0.75}};
+  p.in_situ_default = 0.8;
+  return p;
+}
+
+// Rows whose published step time is what the model predicts under generating_params(): a fit to
+// them must find parameters that reproduce them.
+std::vector<TrainingRow> synthetic_rows(const std::vector<TrainingRow>& rows) {
+  std::vector<TrainingRow> out;
+  for (TrainingRow r : rows) {
+    if (!r.reason.empty()) {
+      continue;
+    }
+    const ValidationEntry e = predict_training_row(r, shipped_catalog(), generating_params());
+    if (e.predicted) {
+      r.published = *e.predicted;
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+TEST(Calibration, RecoversTheParametersThatGeneratedTheRows) {
+  const std::vector<TrainingRow> rows = synthetic_rows(shipped_rows());
+  ASSERT_GE(rows.size(), 30U);
+  const TrainingFit fit = fit_training(rows, shipped_catalog());
+  EXPECT_EQ(fit.rows, static_cast<int64_t>(rows.size()));
+  EXPECT_LT(fit.median_abs_error_pct, 0.5);
+  EXPECT_LT(fit.max_abs_error_pct, 2.0);
+  // The rows span both architectures, with and without overlapped communication, many kernels
+  // and few steps, so each parameter moves some row its own way and is identified.
+  const TrainParams want = generating_params();
+  for (const FittedParameter& f : fit.fitted) {
+    const double expected = f.name == "elementwise_traffic" ? want.elementwise_traffic
+                            : f.name == "kernel_overhead"   ? want.kernel_overhead.si()
+                            : f.name == "overlap_slowdown"  ? want.overlap_slowdown
+                            : f.name == "step_overhead"     ? want.step_overhead.si()
+                                                            : want.in_situ_for(f.name.substr(8));
+    EXPECT_NEAR(f.value, expected, 0.02 * expected) << f.name;
+    EXPECT_GE(f.value, f.lower) << f.name;
+    EXPECT_LE(f.value, f.upper) << f.name;
+  }
+  // The default for other architectures is the mean of the fitted ones: (0.85 + 0.75) / 2.
+  EXPECT_NEAR(fit.params.in_situ_default, 0.8, 0.01);
+}
+
+TEST(Calibration, WithEveryRowExcludedTheCatalogsParametersStand) {
+  const std::vector<TrainingRow> rows = shipped_rows();
+  std::set<std::string> all;
+  for (const TrainingRow& r : rows) {
+    all.insert(r.source);
+  }
+  const TrainingFit fit = fit_training(rows, shipped_catalog(), all);
+  EXPECT_EQ(fit.rows, 0);
+  EXPECT_EQ(fit.evaluations, 0);
+  EXPECT_EQ(fit.params.elementwise_traffic, shipped_catalog().train_params().elementwise_traffic);
+  EXPECT_EQ(fit.params.step_overhead.si(), shipped_catalog().train_params().step_overhead.si());
+}
+
+// Up to three rows of each of the first three sources in the file, made exact under
+// generating_params() (few, so that four fits stay quick).
+std::vector<TrainingRow> three_sources() {
+  std::vector<TrainingRow> rows = synthetic_rows(shipped_rows());
+  std::map<std::string, int> kept;
+  std::vector<TrainingRow> out;
+  for (TrainingRow& r : rows) {
+    if ((kept.size() < 3 || kept.contains(r.source)) && kept[r.source] < 3) {
+      ++kept[r.source];
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+TEST(Calibration, LeaveOneSourceOutIsTheSameOnAnyThreadCount) {
+  const std::vector<TrainingRow> rows = three_sources();
+  const CrossValidation one = cross_validate_training(rows, shipped_catalog(), 1);
+  const CrossValidation three = cross_validate_training(rows, shipped_catalog(), 3);
+  EXPECT_EQ(one.sources, 3);
+  ASSERT_EQ(one.rows.size(), rows.size());
+  ASSERT_EQ(three.rows.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(one.rows[i].id, rows[i].id);
+    EXPECT_EQ(one.rows[i].in_sample, three.rows[i].in_sample) << rows[i].id;
+    EXPECT_EQ(one.rows[i].out_of_sample, three.rows[i].out_of_sample) << rows[i].id;
+  }
+  EXPECT_EQ(one.median_out_pct, three.median_out_pct);
+  EXPECT_EQ(one.max_out_pct, three.max_out_pct);
+}
+
+// Out of sample is a different fit: on rows the model reproduces exactly it must still be close
+// (the other sources pin the parameters), and it must not be the in-sample fit in disguise, so
+// at least one left-out row's prediction differs from its in-sample one.
+TEST(Calibration, OutOfSampleRowsArePredictedByAFitThatNeverSawThem) {
+  const std::vector<TrainingRow> rows = three_sources();
+  const CrossValidation cv = cross_validate_training(rows, shipped_catalog(), 2);
+  EXPECT_LT(cv.median_in_pct, 0.5);
+  EXPECT_LT(cv.median_out_pct, 5.0);
+  bool differs = false;
+  for (const CrossValidatedRow& r : cv.rows) {
+    ASSERT_TRUE(r.in_sample && r.out_of_sample) << r.id << ": " << r.reason;
+    differs = differs || *r.in_sample != *r.out_of_sample;
+  }
+  EXPECT_TRUE(differs);
+}
+
+}  // namespace
+}  // namespace gpuplan
