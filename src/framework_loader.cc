@@ -60,6 +60,9 @@ Result<Framework> load_framework(const std::string& path) {
   GPUPLAN_ASSIGN_OR_RETURN(f.weight_bytes, r.number("weight_bytes", 1.0, 8.0));
   GPUPLAN_ASSIGN_OR_RETURN(f.gradient_bytes, r.number("gradient_bytes", 1.0, 8.0));
   GPUPLAN_ASSIGN_OR_RETURN(f.master_bytes, r.number("master_bytes", 0.0, 8.0));
+  std::optional<int64_t> grad_stage;
+  GPUPLAN_ASSIGN_OR_RETURN(grad_stage, r.optional_integer("gradient_sharding_stage", 1, 2));
+  f.gradient_sharding_stage = grad_stage.value_or(2);
   // Years: absent means the behaviour was never the default.
   for (auto [key, field] : {std::pair{"fused_attention_since", &f.fused_attention_since},
                             std::pair{"hopper_attention_since", &f.hopper_attention_since},

@@ -202,7 +202,7 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
   if (l.zero >= 1) {
     b.optimizer = b.optimizer * shard;
   }
-  if (l.zero >= 2) {
+  if (l.zero >= job.gradient_sharding_stage) {
     b.gradients = b.gradients * shard;
   }
   if (l.zero >= 3) {
@@ -254,6 +254,7 @@ void apply_software(MemoryJob& job, const Software& software) {
   job.weight_bytes = f.weight_bytes;
   job.gradient_bytes = f.gradient_bytes;
   job.master_bytes = f.master_bytes;
+  job.gradient_sharding_stage = f.gradient_sharding_stage;
   job.flash_attention = software.fused_attention();
 }
 

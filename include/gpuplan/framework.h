@@ -44,6 +44,9 @@ struct Framework {
   double weight_bytes = 2;
   double gradient_bytes = 4;
   double master_bytes = 4;
+  // The lowest ZeRO stage that shards the gradients: 2 as ZeRO defines its stages; 1 where the
+  // framework's sharded data parallelism always shards gradients with the optimizer states.
+  int64_t gradient_sharding_stage = 2;
   // The year each behaviour became the framework's default; 0: never.
   int64_t fused_attention_since = 0;       // FlashAttention-class kernels, not eager softmax
   int64_t hopper_attention_since = 0;      // on Hopper, kernels written for it (FA3, cuDNN)

@@ -96,6 +96,7 @@ struct MemoryJob {
   double weight_bytes = 2;
   double gradient_bytes = 4;
   double master_bytes = 4;
+  int64_t gradient_sharding_stage = 2;  // the lowest ZeRO stage that shards gradients
   // Optimizer states and master weights live in host memory and the update runs on the CPU
   // (ZeRO-Offload, Ren et al. 2021): the GPU keeps weights and gradients only.
   bool offload_optimizer = false;
