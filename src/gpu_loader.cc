@@ -260,6 +260,7 @@ Result<InferenceParams> load_inference_params(const std::string& path) {
   GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("layer_overhead", Dimension::kSeconds));
   p.layer_overhead = Seconds(v);
   GPUPLAN_ASSIGN_OR_RETURN(p.stream_share, r.number("stream_share", 0.1, 1.0));
+  GPUPLAN_ASSIGN_OR_RETURN(p.elementwise_traffic, r.number("elementwise_traffic", 1.0, 4.0));
   GPUPLAN_RETURN_IF_ERROR(r.text("source"));
   GPUPLAN_RETURN_IF_ERROR(r.finish());
   return p;

@@ -97,11 +97,14 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   kv_tokens_ = static_cast<int64_t>(std::floor(kv_budget_.si() / kv_per_token_));
 
   const Efficiency& e = *gpu.efficiency;
-  gemm_rate_ = *rate;
-  sixteen_rate_ = *sixteen;
+  // A loaded GPU runs its kernels at the in-situ share of their microbenchmark rate, serving as
+  // in training (docs/FORMULAS.md#compute): the power limit and the memory system are shared.
+  const double in_situ = tp.in_situ_for(gpu.architecture);
+  gemm_rate_ = *rate * in_situ;
+  sixteen_rate_ = *sixteen * in_situ;
   // Serving engines run Hopper-native attention kernels where the part has them.
   attention_rate_ = gemm_rate(gpu, Precision::kBf16)->peak.si() *
-                    (e.attention_hopper > 0 ? e.attention_hopper : e.attention);
+                    (e.attention_hopper > 0 ? e.attention_hopper : e.attention) * in_situ;
   hbm_rate_ = gpu.memory_bandwidth.si() * e.hbm * ip.stream_share;
 
   const double t = static_cast<double>(in.tp);
@@ -135,13 +138,14 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
       dense_bytes_ += static_cast<double>(lp.matmul) * q_bytes / t;
     }
     attention_flops_ += 2.0 * (score_width + value_width) / t;
-    // Tensors a token writes in a layer on one GPU, each read back once (elementwise_traffic):
+    // Tensors a token writes in a layer on one GPU, each read back once (elementwise_traffic;
+    // serving's own, not the training fit's, which counts training's kernels):
     // two norm outputs and two residual sums (h each), Q/K/V and the attention output, and the
     // MLP's intermediate tensors (gated: two up projections and their product; plain: the up
     // projection and its activation).
     const double elements =
         4.0 * h + (2.0 * q_width + 2.0 * kv_width) / t + mlp_matrices * width / t;
-    activation_bytes_ += elements * kActivationBytes * tp.elementwise_traffic;
+    activation_bytes_ += elements * kActivationBytes * ip.elementwise_traffic;
   }
   // The output head stays 16-bit in the quantised checkpoints engines serve.
   head_flops_ = 2.0 * h * static_cast<double>(m.vocab) / t;

@@ -68,8 +68,9 @@ TEST_F(InferenceTest, DecodingOneTokenStreamsTheWeightsOnce) {
 }
 
 TEST_F(InferenceTest, PrefillIsComputeBound) {
-  // 8192 prompt tokens: 2 FLOPs per active weight per token at bf16 peak x gemm efficiency,
-  // which is longer than reading the weights; the one sampled token adds the head's read.
+  // 8192 prompt tokens: 2 FLOPs per active weight per token at bf16 peak x gemm efficiency x
+  // the loaded GPU's in-situ share (data/params/training-fit.toml, hopper), which is longer
+  // than reading the weights; the one sampled token adds the head's read.
   const Model m = *catalog_->model("llama-3.1-8b");
   const Gpu& g = **catalog_->gpu("h100-sxm");
   const InferenceModel im = make("llama-3.1-8b", "h100-sxm", 1);
@@ -77,14 +78,16 @@ TEST_F(InferenceTest, PrefillIsComputeBound) {
   b.prefill_tokens = 8192;
   b.prefill_keys = 8192.0 * 8193.0 / 2.0;
   b.logits = 1;
-  const double rate = g.peak_for(Precision::kBf16)->si() * g.efficiency->gemm;
+  const double in_situ = catalog_->train_params().in_situ_for("hopper");
+  const double rate = g.peak_for(Precision::kBf16)->si() * g.efficiency->gemm * in_situ;
   const double compute = 8192.0 * 2.0 * layer_matmul(m) / rate;
   const double head = 4096.0 * 128256.0 * 2.0 / decode_bandwidth("h100-sxm");
   EXPECT_NEAR(im.iteration(b).matmul.si(), compute + head, 1e-12);
   // Causal attention: 4 x 4096 FLOPs per (query, key) pair per layer, at the Hopper attention
-  // kernels' rate (data/gpus/h100-sxm.toml: attention_hopper of the bf16 peak).
-  const double attention = b.prefill_keys * 32 * 4.0 * 4096.0 /
-                           (g.peak_for(Precision::kBf16)->si() * g.efficiency->attention_hopper);
+  // kernels' rate (data/gpus/h100-sxm.toml: attention_hopper of the bf16 peak), in situ.
+  const double attention =
+      b.prefill_keys * 32 * 4.0 * 4096.0 /
+      (g.peak_for(Precision::kBf16)->si() * g.efficiency->attention_hopper * in_situ);
   EXPECT_NEAR(im.iteration(b).attention.si(), attention, 1e-12);
 }
 
