@@ -97,6 +97,21 @@ TEST(GpuLoader, ReportsSyntaxErrorsWithTheirPosition) {
   EXPECT_EQ(g.error().where.rfind(fixture("syntax-error.toml:3:"), 0), 0U) << g.error().message();
 }
 
+TEST(FrameworkLoader, RejectsAStageOrEngineItDoesNotKnow) {
+  // Gradients are sharded from ZeRO-2, or from ZeRO-1 in some frameworks: never from 3 alone.
+  Result<Framework> stage = detail::load_framework(fixture("framework-bad-stage.toml"));
+  ASSERT_FALSE(stage.has_value());
+  EXPECT_EQ(stage.error().message(),
+            fixture("framework-bad-stage.toml:8:27: key 'gradient_sharding_stage' = 3 is out of "
+                    "range; expected 1 to 2"));
+  Result<Framework> engine = detail::load_framework(fixture("framework-bad-engine.toml"));
+  ASSERT_FALSE(engine.has_value());
+  EXPECT_NE(engine.error().message().find("framework-bad-engine.toml:4:12:"), std::string::npos)
+      << engine.error().message();
+  EXPECT_NE(engine.error().message().find("'megatorn'"), std::string::npos)
+      << engine.error().message();
+}
+
 TEST(Software, ReadsIdAndYearAndAppliesTheDefaultsOfThatYear) {
   // data/frameworks/megatron-lm.toml: fused attention and overlapped gradient reduction since
   // 2023, Hopper attention kernels and TP communication overlap since 2024.

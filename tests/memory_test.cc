@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "gpuplan/catalog.h"
 #include "gpuplan/model_loader.h"
+#include "shipped_catalog.h"
 
 namespace gpuplan {
 namespace {
@@ -113,6 +115,30 @@ TEST(TrainingState, FollowsTheFrameworksMixedPrecisionRule) {
   EXPECT_NEAR(state(2, 4, 4), 18.0, 1e-9);
   EXPECT_NEAR(state(2, 2, 4), 16.0, 1e-9);
   EXPECT_NEAR(state(4, 4, 0), 16.0, 1e-9);
+}
+
+TEST(TrainingState, AFrameworkCanShardGradientsFromZeroOne) {
+  // ZeRO-1 shards only the optimizer states; a framework whose sharded data parallelism always
+  // shards the gradients too (Meta's FSDP, data/frameworks/meta-internal.toml) keeps 1/dp of
+  // them at ZeRO-1 as at ZeRO-2.
+  const Model m = gpt(4096, 32, 32);
+  MemoryJob job = megatron_job(1, 1, 1, Recompute::kFull, false);
+  job.layout.dp = 8;
+  job.layout.zero = 1;
+  const MemoryBreakdown zero1 = memory_per_gpu(m, job, kNoOverhead);
+  job.gradient_sharding_stage = 1;
+  const MemoryBreakdown sharded = memory_per_gpu(m, job, kNoOverhead);
+  EXPECT_NEAR(sharded.gradients.si(), zero1.gradients.si() / 8, 1e-6);
+  EXPECT_DOUBLE_EQ(sharded.optimizer.si(), zero1.optimizer.si());
+  job.layout.zero = 0;  // nothing sharded at ZeRO 0, whatever the framework
+  EXPECT_DOUBLE_EQ(memory_per_gpu(m, job, kNoOverhead).gradients.si(), zero1.gradients.si());
+  // The catalog's Meta framework says so; Megatron-LM does not.
+  MemoryJob meta;
+  apply_software(meta, *shipped_catalog().software("meta-internal@2024"));
+  EXPECT_EQ(meta.gradient_sharding_stage, 1);
+  MemoryJob megatron;
+  apply_software(megatron, *shipped_catalog().software("megatron-lm@2024"));
+  EXPECT_EQ(megatron.gradient_sharding_stage, 2);
 }
 
 TEST(TrainingState, EightBitAdamAndOffload) {
