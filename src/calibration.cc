@@ -61,15 +61,6 @@ std::vector<Knob> knobs(const std::vector<std::string>& architectures) {
   return k;
 }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) {
-    return 0;
-  }
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // The parameters `x` of `k` over `base`; in_situ holds exactly the fitted architectures, and the
 // default is their mean.
 TrainParams with(const TrainParams& base, const std::vector<Knob>& k,
@@ -154,7 +145,7 @@ TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& ca
         "little about others",
         used.size(), k.size());
   }
-  fit.median_abs_error_pct = median_of(errors);
+  fit.median_abs_error_pct = median(errors);
   fit.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());
   return fit;
 }
@@ -216,9 +207,9 @@ CrossValidation cross_validate_training(const std::vector<TrainingRow>& rows,
     }
     cv.rows.push_back(std::move(c));
   }
-  cv.median_in_pct = median_of(in);
+  cv.median_in_pct = median(in);
   cv.max_in_pct = in.empty() ? 0.0 : *std::max_element(in.begin(), in.end());
-  cv.median_out_pct = median_of(out);
+  cv.median_out_pct = median(out);
   cv.max_out_pct = out.empty() ? 0.0 : *std::max_element(out.begin(), out.end());
   return cv;
 }

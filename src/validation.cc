@@ -120,15 +120,6 @@ std::string round_global_batch(TrainJob& job) {
                          : std::string());
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) {
-    return 0;
-  }
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // Reads a validation file and checks its envelope: schema 1, a kind, an array of rows.
 Result<Json> read_validation_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -292,6 +283,15 @@ ValidationEntry predict_training_row(const TrainingRow& row, const Catalog& cata
   }
   e.training = std::move(est);
   return e;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) {
+    return 0;
+  }
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 void summarize(ValidationReport& report) {

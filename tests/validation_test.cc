@@ -40,6 +40,12 @@ TEST(ValidationData, IsExactlyTheSharedFiles) {
   }
 }
 
+TEST(Median, OfOddEvenAndNoValues) {
+  EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);  // (2 + 3) / 2
+  EXPECT_EQ(median({}), 0.0);
+}
+
 TEST_F(ValidationTest, PredictsKnownRowsAndExplainsTheOthers) {
   Result<ValidationReport> r = run_validation(fixture("small-training.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();

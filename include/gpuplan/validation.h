@@ -88,6 +88,9 @@ ValidationEntry predict_training_row(const TrainingRow& row, const Catalog& cata
 // The median and largest |error_pct| of the predicted entries.
 void summarize(ValidationReport& report);
 
+// The median of `values` (the mean of the middle two for an even count; 0 for none).
+double median(std::vector<double> values);
+
 }  // namespace gpuplan
 
 #endif  // GPUPLAN_VALIDATION_H_
