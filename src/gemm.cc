@@ -115,7 +115,7 @@ Seconds gemm_time(const Gpu& gpu, Precision precision, const GemmShape& shape) {
 
 TileFit fit_gemm_tiles(const Gpu& gpu, Precision precision, const std::vector<GemmSample>& samples,
                        const TileModel* hold_shapes) {
-  GPUPLAN_CHECK(samples.size() >= (hold_shapes ? 3U : 5U) && gpu.sms > 0,
+  GPUPLAN_CHECK(samples.size() >= min_tile_fit_samples(hold_shapes != nullptr) && gpu.sms > 0,
                 "a tile fit needs enough samples and an SM count");
   const std::optional<GemmRate> rate = gemm_rate(gpu, precision);
   GPUPLAN_CHECK(rate.has_value(), "tile fit in a precision the GPU has no rate for");

@@ -172,7 +172,7 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
 
   // Training-like tasks.
   double trainable = 0;
-  if (job.task == Task::kLora || job.task == Task::kQlora) {
+  if (trains_adapters(job.task)) {
     const double base_matmul =
         job.task == Task::kQlora ? kNf4Bytes : quantized_weight_bytes(job.precision);
     const double base_other = std::max(2.0, precision_bytes(job.precision));
@@ -191,12 +191,11 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
   }
   b.trainable = trainable;
   // ZeRO (Rajbhandari et al. 2020): stage 1 shards optimizer states over the data-parallel
-  // group (dp x cp ranks), stage 2 also gradients, stage 3 also weights. Routed experts are
+  // group (dp x cp ranks), stage 2 (or the framework's gradient_sharding_stage) also
+  // gradients, stage 3 also weights. Routed experts are
   // replicated over their expert-data-parallel ranks only, so that is their shard count.
   const double expert_share =
-      b.parameters > 0 && job.task != Task::kLora && job.task != Task::kQlora
-          ? sp.experts / b.parameters
-          : 0.0;
+      b.parameters > 0 && !trains_adapters(job.task) ? sp.experts / b.parameters : 0.0;
   const double shard = (1.0 - expert_share) / (dp * static_cast<double>(l.cp)) +
                        expert_share / static_cast<double>(l.expert_dp());
   if (l.zero >= 1) {

@@ -323,7 +323,7 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   // the new weights all-gathered (ZeRO 1, 2) over the dp x cp ranks; routed experts over their
   // own, smaller group. What the software overlaps hides behind the last micro-batch's backward
   // (gradients) and the first one's forward (weights).
-  const bool adapters = mj.task == Task::kLora || mj.task == Task::kQlora;
+  const bool adapters = trains_adapters(mj.task);
   const double params_gpu =
       adapters ? est.memory.trainable : est.memory.parameters - est.memory.expert_parameters;
   const double expert_params = adapters ? 0.0 : est.memory.expert_parameters;

@@ -134,7 +134,7 @@ LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJ
   const int64_t t = mj.layout.tp;
   const int64_t rows = mj.micro_batch * mj.seq / mj.layout.cp;
   const bool fp8 = fp8_gemms(gpu, job);
-  const bool adapters = mj.task == Task::kLora || mj.task == Task::kQlora;
+  const bool adapters = trains_adapters(mj.task);
   const bool trained = !adapters;
   LayerWork w;
   Linear linear{gpu, fp8 ? Precision::kFp8 : mj.precision, p, w};
@@ -215,7 +215,7 @@ LayerWork head_work(const Model& m, const Gpu& gpu, const TrainJob& job, const T
   LayerWork w;
   // The head stays in 16 bits (TransformerEngine keeps it out of fp8).
   Linear linear{gpu, mj.precision == Precision::kFp8 ? Precision::kBf16 : mj.precision, p, w};
-  const bool adapters = mj.task == Task::kLora || mj.task == Task::kQlora;
+  const bool adapters = trains_adapters(mj.task);
   const int64_t vocab = (m.vocab + mj.layout.tp - 1) / mj.layout.tp;
   linear.add(rows, vocab, m.hidden, !adapters);
   // Cross-entropy on fp32 logits: written by the GEMM's epilogue, read by the softmax, and the

@@ -16,6 +16,7 @@
 #ifndef GPUPLAN_GEMM_H_
 #define GPUPLAN_GEMM_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -67,7 +68,7 @@ struct GemmSample {
 // log(time) (Nelder-Mead from a fixed start, so the fit is deterministic). `gpu` supplies the
 // SM count, peak, sustained ceiling and HBM rate. With `hold_shapes`, the smaller tiles keep
 // its relative efficiencies (a sweep of square sizes cannot tell tile shapes apart).
-// REQUIRES: at least 3 samples (5 without hold_shapes).
+// REQUIRES: at least min_tile_fit_samples(hold_shapes) samples.
 struct TileFit {
   TileModel model;
   double rms_log_error = 0;
@@ -75,6 +76,11 @@ struct TileFit {
 };
 TileFit fit_gemm_tiles(const Gpu& gpu, Precision precision, const std::vector<GemmSample>& samples,
                        const TileModel* hold_shapes = nullptr);
+
+// GEMMs a tile fit needs: one per fitted parameter (five, or three with the shapes held).
+inline size_t min_tile_fit_samples(bool hold_shapes) {
+  return hold_shapes ? 3 : 5;
+}
 
 // Predicted over measured time of each sample, for reports and tests.
 std::vector<double> gemm_time_ratios(const Gpu& gpu, Precision precision,

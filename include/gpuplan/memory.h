@@ -40,6 +40,11 @@ Result<Recompute> parse_recompute(std::string_view name);
 inline bool is_training(Task t) {
   return t != Task::kInfer;
 }
+// LoRA and QLoRA train adapters only: the base weights are frozen, so they have no gradients or
+// optimizer state and their weight-gradient GEMMs do not run.
+inline bool trains_adapters(Task t) {
+  return t == Task::kLora || t == Task::kQlora;
+}
 
 // Physical parameters of the memory model, read from data/params/memory.toml.
 struct MemoryParams {

@@ -74,10 +74,11 @@ int run_gemm_sweep(const Catalog& catalog, const std::string& sweep, const std::
     hold_model = *(*h)->tiles;
     held = &hold_model;
   }
-  if (samples->size() < (held ? 3U : 5U)) {
-    return report_error(kName,
-                        Error{sweep, fmt::format("{} GEMMs are too few to fit", samples->size()),
-                              "a fit needs 5 (3 with --hold-shapes)"});
+  if (samples->size() < min_tile_fit_samples(held != nullptr)) {
+    return report_error(
+        kName, Error{sweep, fmt::format("{} GEMMs are too few to fit", samples->size()),
+                     fmt::format("a fit needs {} ({} with --hold-shapes)",
+                                 min_tile_fit_samples(false), min_tile_fit_samples(true))});
   }
   const TileFit fit = fit_gemm_tiles(**g, *p, *samples, held);
   const std::string id = std::filesystem::path(out).stem().string();
@@ -230,7 +231,7 @@ int run_calibrate(const std::vector<std::string>& args) {
         // With several sizes, the tile model's k-loop, tile and launch times; square sizes cannot
         // tell tile shapes apart, so those keep the catalog's ratios.
         const std::vector<GemmSample> samples = gemm_samples(m->gemm);
-        if (samples.size() >= 3 && (*g)->tiles) {
+        if (samples.size() >= min_tile_fit_samples(true) && (*g)->tiles) {
           Gpu measured = **g;
           measured.efficiency->gemm = e;
           const TileFit fit = fit_gemm_tiles(measured, Precision::kBf16, samples, &*(*g)->tiles);

@@ -325,7 +325,7 @@ std::string state_format(double bytes, const MemoryJob& job) {
 
 // Training state in words: "bf16 weights, fp32 gradients, fp32 master copy and moments".
 std::string state_text(const MemoryJob& job) {
-  if (job.task == Task::kLora || job.task == Task::kQlora) {
+  if (trains_adapters(job.task)) {
     return "fp32 adapters, their gradients and moments";
   }
   return fmt::format("{} weights, {} gradients, {}moments", state_format(job.weight_bytes, job),
@@ -347,7 +347,7 @@ void print_memory_table(const MemoryBreakdown& m, const MemoryJob& job) {
                                             : precision),
       m.weights);
   if (is_training(job.task)) {
-    const bool adapters = job.task == Task::kLora || job.task == Task::kQlora;
+    const bool adapters = trains_adapters(job.task);
     row(fmt::format("gradients ({})", adapters ? "fp32" : state_format(job.gradient_bytes, job)),
         m.gradients);
     row(fmt::format("optimizer states ({}{})", optimizer_name(job.optimizer),
