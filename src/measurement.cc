@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "json_reader.h"
+
 namespace gpuplan {
 namespace {
 
@@ -27,74 +29,82 @@ double bus_factor(const std::string& op, int n) {
 }
 
 Result<Measurement> read_measurement(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return fail(path, "cannot open the file",
-                "give a file written by 'gpuplan measure ... --json'");
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
   Json doc;
-  try {
-    doc = Json::parse(buffer.str());
-  } catch (const Json::exception& e) {
-    return fail(path, "not valid JSON", "give a file written by 'gpuplan measure ... --json'");
-  }
+  GPUPLAN_ASSIGN_OR_RETURN(
+      doc, detail::read_json_file(path, "give a file written by 'gpuplan measure ... --json'"));
   Measurement m;
   m.file = path;
-  try {
-    const std::string kind = doc.at("kind").get<std::string>();
-    if (kind == "collectives") {
-      CollectiveRun& c = m.collectives;
-      c.op = doc.at("op").get<std::string>();
-      c.backend = doc.at("backend").get<std::string>();
-      c.ranks = doc.at("ranks").get<int>();
-      for (const Json& p : doc.at("points")) {
-        c.points.push_back({p.at("bytes").get<double>(), p.at("median_s").get<double>(),
-                            p.at("busbw_bytes_per_s").get<double>(), p.at("wrong").get<int64_t>()});
-      }
-    } else if (kind == "gemm") {
-      m.kind = MeasurementKind::kGemm;
-      m.gemm.backend = doc.at("backend").get<std::string>();
-      for (const Json& p : doc.at("points")) {
-        const GemmPoint g{p.at("n").get<int64_t>(), p.at("flops_per_s").get<double>()};
-        m.gemm.points.push_back(g);
-        if (g.flops_per_s > m.gemm.best_flops_per_s) {
-          m.gemm.best_flops_per_s = g.flops_per_s;
-          m.gemm.best_n = g.n;
-        }
-      }
-    } else if (kind == "memory") {
-      m.kind = MeasurementKind::kMemory;
-      m.memory.backend = doc.at("backend").get<std::string>();
-      m.memory.bytes = doc.at("bytes").get<double>();
-      m.memory.bytes_per_s = doc.at("bytes_per_s").get<double>();
-    } else if (kind == "train") {
-      m.kind = MeasurementKind::kTrain;
-      m.is_train = true;
-      TrainRun& t = m.train;
-      t.backend = doc.at("backend").get<std::string>();
-      t.ranks = doc.at("ranks").get<int>();
-      t.hidden = doc.at("hidden").get<int64_t>();
-      t.layers = doc.at("layers").get<int64_t>();
-      t.seq = doc.at("seq").get<int64_t>();
-      t.per_worker_batch = doc.at("per_worker_batch").get<int64_t>();
-      t.overlap = doc.at("overlap").get<bool>();
-      t.tokens_per_step = doc.at("tokens_per_step").get<double>();
-      t.flops_per_step = doc.at("flops_per_step_per_rank").get<double>();
-      t.gradient_bytes = doc.at("gradient_bytes").get<double>();
-      t.step_median_s = doc.at("step_median_s").get<double>();
-      t.step_p90_s = doc.at("step_p90_s").get<double>();
-      t.compute_median_s = doc.at("compute_median_s").get<double>();
-      t.exposed_median_s = doc.at("exposed_comm_median_s").get<double>();
-      t.update_median_s = doc.at("update_median_s").get<double>();
-    } else {
-      return fail(path, fmt::format("unknown kind '{}'", kind),
-                  "expected 'collectives' or 'train'");
+  // Every value is checked against its physical range here, so the fits that divide by
+  // bandwidths, times and rank counts never see a zero, and an empty sweep is refused.
+  constexpr double kMostBytes = 1e15;   // 1 PB: far beyond any message or GPU memory
+  constexpr double kMostSeconds = 1e6;  // about 11.6 days for one timed operation
+  constexpr double kMostRate = 1e18;    // bytes/s or FLOP/s: 1000x any machine of 2026
+  constexpr double kLeast = 1e-300;     // positive: a divisor
+  const detail::JsonFields f(doc, path);
+  std::string kind;
+  GPUPLAN_ASSIGN_OR_RETURN(kind, f.text("kind"));
+  if (kind == "collectives") {
+    CollectiveRun& c = m.collectives;
+    GPUPLAN_ASSIGN_OR_RETURN(c.op, f.text("op"));
+    GPUPLAN_ASSIGN_OR_RETURN(c.backend, f.text("backend"));
+    int64_t ranks = 0;
+    GPUPLAN_ASSIGN_OR_RETURN(ranks, f.integer("ranks", 2, 1 << 20));
+    c.ranks = static_cast<int>(ranks);
+    std::vector<detail::JsonFields> points;
+    GPUPLAN_ASSIGN_OR_RETURN(points, f.objects("points", 1));
+    for (const detail::JsonFields& p : points) {
+      CollectivePoint q;
+      GPUPLAN_ASSIGN_OR_RETURN(q.bytes, p.number("bytes", 1, kMostBytes));
+      GPUPLAN_ASSIGN_OR_RETURN(q.median_s, p.number("median_s", kLeast, kMostSeconds));
+      GPUPLAN_ASSIGN_OR_RETURN(q.busbw, p.number("busbw_bytes_per_s", kLeast, kMostRate));
+      GPUPLAN_ASSIGN_OR_RETURN(q.wrong, p.integer("wrong", 0, INT64_MAX));
+      c.points.push_back(q);
     }
-  } catch (const Json::exception& e) {
-    return fail(path, fmt::format("missing or malformed field: {}", e.what()),
-                "give a file written by 'gpuplan measure ... --json'");
+  } else if (kind == "gemm") {
+    m.kind = MeasurementKind::kGemm;
+    GPUPLAN_ASSIGN_OR_RETURN(m.gemm.backend, f.text("backend"));
+    std::vector<detail::JsonFields> points;
+    GPUPLAN_ASSIGN_OR_RETURN(points, f.objects("points", 1));
+    for (const detail::JsonFields& p : points) {
+      GemmPoint g;
+      GPUPLAN_ASSIGN_OR_RETURN(g.n, p.integer("n", 1, 1 << 20));
+      GPUPLAN_ASSIGN_OR_RETURN(g.flops_per_s, p.number("flops_per_s", kLeast, kMostRate));
+      m.gemm.points.push_back(g);
+      if (g.flops_per_s > m.gemm.best_flops_per_s) {
+        m.gemm.best_flops_per_s = g.flops_per_s;
+        m.gemm.best_n = g.n;
+      }
+    }
+  } else if (kind == "memory") {
+    m.kind = MeasurementKind::kMemory;
+    GPUPLAN_ASSIGN_OR_RETURN(m.memory.backend, f.text("backend"));
+    GPUPLAN_ASSIGN_OR_RETURN(m.memory.bytes, f.number("bytes", 1, kMostBytes));
+    GPUPLAN_ASSIGN_OR_RETURN(m.memory.bytes_per_s, f.number("bytes_per_s", kLeast, kMostRate));
+  } else if (kind == "train") {
+    m.kind = MeasurementKind::kTrain;
+    m.is_train = true;
+    TrainRun& t = m.train;
+    GPUPLAN_ASSIGN_OR_RETURN(t.backend, f.text("backend"));
+    int64_t ranks = 0;
+    GPUPLAN_ASSIGN_OR_RETURN(ranks, f.integer("ranks", 1, 1 << 20));
+    t.ranks = static_cast<int>(ranks);
+    GPUPLAN_ASSIGN_OR_RETURN(t.hidden, f.integer("hidden", 1, 1 << 20));
+    GPUPLAN_ASSIGN_OR_RETURN(t.layers, f.integer("layers", 1, 1 << 16));
+    GPUPLAN_ASSIGN_OR_RETURN(t.seq, f.integer("seq", 1, 1 << 24));
+    GPUPLAN_ASSIGN_OR_RETURN(t.per_worker_batch, f.integer("per_worker_batch", 1, 1 << 24));
+    GPUPLAN_ASSIGN_OR_RETURN(t.overlap, f.boolean("overlap"));
+    GPUPLAN_ASSIGN_OR_RETURN(t.tokens_per_step, f.number("tokens_per_step", 1, 1e15));
+    GPUPLAN_ASSIGN_OR_RETURN(t.flops_per_step, f.number("flops_per_step_per_rank", 1, 1e24));
+    GPUPLAN_ASSIGN_OR_RETURN(t.gradient_bytes, f.number("gradient_bytes", 0, kMostBytes));
+    GPUPLAN_ASSIGN_OR_RETURN(t.step_median_s, f.number("step_median_s", kLeast, kMostSeconds));
+    GPUPLAN_ASSIGN_OR_RETURN(t.step_p90_s, f.number("step_p90_s", kLeast, kMostSeconds));
+    GPUPLAN_ASSIGN_OR_RETURN(t.compute_median_s, f.number("compute_median_s", 0, kMostSeconds));
+    GPUPLAN_ASSIGN_OR_RETURN(t.exposed_median_s,
+                             f.number("exposed_comm_median_s", 0, kMostSeconds));
+    GPUPLAN_ASSIGN_OR_RETURN(t.update_median_s, f.number("update_median_s", 0, kMostSeconds));
+  } else {
+    return fail(path, fmt::format("unknown kind '{}'", kind),
+                "expected 'collectives', 'gemm', 'memory' or 'train'");
   }
   return m;
 }

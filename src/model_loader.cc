@@ -9,21 +9,23 @@
 #include <sstream>
 
 #include "gpuplan/suggest.h"
+#include "json_reader.h"
 
 namespace gpuplan {
 namespace {
 
 using Json = nlohmann::json;
 
-// The line of the first occurrence of "key": in the text, for error locations (nlohmann keeps
-// no source positions). Falls back to no line.
+// The largest value any one dimension of a config may have (134,217,728): above every released
+// model's vocabulary, context and widths, and small enough that two of them multiply within
+// int64. The model as a whole is bounded by kMostParameters (check_shape).
+constexpr int64_t kMostDimension = int64_t{1} << 27;
+// A quadrillion parameters, about 600x the largest model published by 2026.
+constexpr double kMostParameters = 1e15;
+
+// The line of the key in the text, for error locations (nlohmann keeps no source positions).
 std::string locate(std::string_view text, const std::string& where, const std::string& key) {
-  const size_t at = text.find(fmt::format("\"{}\"", key));
-  if (at == std::string_view::npos) {
-    return where;
-  }
-  const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + at, '\n'));
-  return fmt::format("{}:{}", where, line);
+  return detail::json_key_location(text, where, key);
 }
 
 // Typed, checked access to the keys of one config object.
@@ -62,9 +64,9 @@ class ConfigReader {
                   "a config.json of this model_type must give it");
     }
     const Json& v = obj_[key];
-    if (!v.is_number() || v.get<double>() <= 0) {
+    if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > kMostDimension) {
       return fail(locate(text_, where_, key),
-                  fmt::format("key '{}' must be a positive number", key),
+                  fmt::format("key '{}' must be a positive number up to {}", key, kMostDimension),
                   fmt::format("found {}", v.dump()));
     }
     return v.get<double>();
@@ -89,6 +91,15 @@ class ConfigReader {
  private:
   Result<int64_t> positive(const std::string& key) const {
     const Json& v = obj_[key];
+    // An unsigned value above INT64_MAX would read back negative: test it as unsigned.
+    const bool too_large = v.is_number_unsigned()
+                               ? v.get<uint64_t>() > kMostDimension
+                               : v.is_number_integer() && v.get<int64_t>() > kMostDimension;
+    if (too_large) {
+      return fail(locate(text_, where_, key),
+                  fmt::format("key '{}' = {} is too large", key, v.dump()),
+                  fmt::format("a dimension is at most {}", kMostDimension));
+    }
     if (!v.is_number_integer() || v.get<int64_t>() <= 0) {
       return fail(locate(text_, where_, key),
                   fmt::format("key '{}' must be a positive integer", key),
@@ -222,7 +233,7 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
     GPUPLAN_ASSIGN_OR_RETURN(m.moe.expert_intermediate, r.count("moe_intermediate_size"));
     if (r.has("first_k_dense_replace")) {
       const Json& v = r.raw("first_k_dense_replace");
-      if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > kMostDimension) {
         return fail(r.where_key("first_k_dense_replace"),
                     "key 'first_k_dense_replace' must be an integer >= 0",
                     fmt::format("found {}", v.dump()));
@@ -231,7 +242,13 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
     }
     m.moe.router_bias = r.string_or("topk_method", "") == "noaux_tc";
     if (r.has("num_nextn_predict_layers")) {
-      m.extra_prediction_layers = r.raw("num_nextn_predict_layers").get<int64_t>();
+      const Json& v = r.raw("num_nextn_predict_layers");
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > kMostDimension) {
+        return fail(r.where_key("num_nextn_predict_layers"),
+                    "key 'num_nextn_predict_layers' must be an integer >= 0",
+                    fmt::format("found {}", v.dump()));
+      }
+      m.extra_prediction_layers = v.get<int64_t>();
     }
   }
   return m;
@@ -288,7 +305,12 @@ Result<Model> read_mpt(const ConfigReader& r, Model m) {
   bool alibi = true;
   if (r.has("attn_config") && r.raw("attn_config").is_object() &&
       r.raw("attn_config").contains("alibi")) {
-    alibi = r.raw("attn_config")["alibi"].get<bool>();
+    const Json& v = r.raw("attn_config")["alibi"];
+    if (!v.is_boolean()) {
+      return fail(r.where_key("alibi"), "key 'attn_config.alibi' must be true or false",
+                  fmt::format("found {}", v.dump()));
+    }
+    alibi = v.get<bool>();
   }
   m.position = alibi ? PositionKind::kAlibi : PositionKind::kLearned;
   return m;
@@ -324,6 +346,21 @@ Result<Model> read_falcon(const ConfigReader& r, Model m) {
   return m;
 }
 
+// An upper bound, in floating point, on the parameters of `m` (every expert dense, every width
+// at its largest), so that the exact counts in model.cc, in int64, cannot overflow.
+double parameter_bound(const Model& m) {
+  auto d = [](int64_t v) { return static_cast<double>(v); };
+  const double h = d(m.hidden);
+  const double heads_width = d(m.heads + m.kv_heads) * d(m.head_dim + m.mla.v_head_dim);
+  const double latent = d(m.mla.q_lora_rank + m.mla.kv_lora_rank);
+  const double attention = 2 * h * (heads_width + latent) + latent * 2 * heads_width;
+  const double mlp_width = d(m.intermediate) +
+                           d(m.moe.experts + m.moe.shared_experts) * d(m.moe.expert_intermediate) +
+                           d(m.moe.shared_intermediate) + d(m.moe.experts);
+  const double layer = attention + 3 * h * mlp_width + d(m.norms_per_layer + 2) * 2 * h;
+  return d(m.layers + m.extra_prediction_layers) * layer + 2 * d(m.vocab + m.max_positions) * h;
+}
+
 Result<Model> check_shape(Model m, const std::string& where) {
   if (m.head_dim == 0) {
     if (m.hidden % m.heads != 0) {
@@ -339,6 +376,11 @@ Result<Model> check_shape(Model m, const std::string& where) {
                 fmt::format("{} attention heads are not a multiple of {} key/value heads", m.heads,
                             m.kv_heads),
                 "grouped-query attention needs heads divisible by num_key_value_heads");
+  }
+  if (const double bound = parameter_bound(m); !(bound <= kMostParameters)) {
+    return fail(
+        where, fmt::format("a model of up to {:.3g} parameters is too large", bound),
+        fmt::format("gpuplan models up to {:.0e} parameters; check the sizes", kMostParameters));
   }
   if (m.is_moe() && (m.moe.experts_per_token > m.moe.experts || m.moe.dense_layers > m.layers)) {
     return fail(where,
@@ -361,15 +403,8 @@ const std::vector<std::string>& supported_model_types() {
 Result<Model> parse_model_config(std::string_view json_text, const std::string& where,
                                  const std::string& id) {
   Json obj;
-  try {
-    obj = Json::parse(json_text);
-  } catch (const Json::parse_error& e) {
-    const size_t at = std::min(e.byte, json_text.size());
-    const size_t line =
-        1 + static_cast<size_t>(std::count(json_text.begin(), json_text.begin() + at, '\n'));
-    return fail(fmt::format("{}:{}", where, line), "not valid JSON",
-                "a config.json is one JSON object");
-  }
+  GPUPLAN_ASSIGN_OR_RETURN(
+      obj, detail::parse_json(json_text, where, "a config.json is one JSON object"));
   if (!obj.is_object()) {
     return fail(where, "a model config must be a JSON object", "as in a Hugging Face config.json");
   }

@@ -68,9 +68,9 @@ Result<PlanJob> load_plan_job(const std::string& path) {
   job.kind = *kind;
   GPUPLAN_ASSIGN_OR_RETURN(job.model, j->text("model"));
   std::optional<double> tokens, epochs, dataset;
-  GPUPLAN_ASSIGN_OR_RETURN(tokens, j->optional_number("tokens", 0, 1e18));
-  GPUPLAN_ASSIGN_OR_RETURN(epochs, j->optional_number("epochs", 0, 1e6));
-  GPUPLAN_ASSIGN_OR_RETURN(dataset, j->optional_number("dataset_tokens", 0, 1e18));
+  GPUPLAN_ASSIGN_OR_RETURN(tokens, j->optional_field("tokens", fields::kTokens));
+  GPUPLAN_ASSIGN_OR_RETURN(epochs, j->optional_field("epochs", fields::kEpochs));
+  GPUPLAN_ASSIGN_OR_RETURN(dataset, j->optional_field("dataset_tokens", fields::kTokens));
   if (tokens && (epochs || dataset)) {
     return fail(j->where("tokens"), "give 'tokens' or 'epochs' x 'dataset_tokens', not both", "");
   }
@@ -80,11 +80,11 @@ Result<PlanJob> load_plan_job(const std::string& path) {
   }
   job.tokens = tokens ? *tokens : (epochs ? *epochs * *dataset : 0.0);
   std::optional<int64_t> v;
-  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_integer("seq", 1, int64_t{1} << 24));
+  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_count("seq", fields::kSeq));
   job.seq = v.value_or(4096);
-  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_integer("global_batch", 1, int64_t{1} << 24));
+  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_count("global_batch", fields::kGlobalBatch));
   job.global_batch = v.value_or(0);
-  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_integer("lora_rank", 1, 65536));
+  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_count("lora_rank", fields::kLoraRank));
   job.lora_rank = v.value_or(16);
   std::optional<std::string> targets;
   GPUPLAN_ASSIGN_OR_RETURN(targets, j->optional_text("lora_targets"));
@@ -108,14 +108,14 @@ Result<PlanJob> load_plan_job(const std::string& path) {
   job.framework = framework.value_or(job.framework);
   GPUPLAN_ASSIGN_OR_RETURN(job.deadline, time_key(*j, "deadline"));
   GPUPLAN_ASSIGN_OR_RETURN(job.budget, money_key(*j, "budget", ""));
-  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_integer("users", 1, int64_t{1} << 40));
+  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_count("users", fields::kUsers));
   job.users = v.value_or(0);
   std::optional<double> rate;
-  GPUPLAN_ASSIGN_OR_RETURN(rate, j->optional_number("rate_per_s", 0, 1e12));
+  GPUPLAN_ASSIGN_OR_RETURN(rate, j->optional_field("rate_per_s", fields::kRate));
   job.rate_per_s = rate.value_or(0);
-  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_integer("input_tokens", 1, int64_t{1} << 24));
+  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_count("input_tokens", fields::kRequestTokens));
   job.input_tokens = v.value_or(0);
-  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_integer("output_tokens", 1, int64_t{1} << 24));
+  GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_count("output_tokens", fields::kRequestTokens));
   job.output_tokens = v.value_or(0);
   GPUPLAN_ASSIGN_OR_RETURN(job.latency_target, time_key(*j, "latency_target"));
   GPUPLAN_RETURN_IF_ERROR(j->finish());
@@ -136,11 +136,11 @@ Result<PlanJob> load_plan_job(const std::string& path) {
     }
     GPUPLAN_ASSIGN_OR_RETURN(s, c->optional_text("currency"));
     job.currency = s.value_or("");
-    GPUPLAN_ASSIGN_OR_RETURN(job.usd_rate, c->optional_number("usd_rate", 1e-9, 1e9));
+    GPUPLAN_ASSIGN_OR_RETURN(job.usd_rate, c->optional_field("usd_rate", fields::kUsdRate));
     std::optional<double> egress;
     GPUPLAN_ASSIGN_OR_RETURN(egress, c->optional_quantity("egress", Dimension::kBytes));
     job.egress = Bytes(egress.value_or(0));
-    GPUPLAN_ASSIGN_OR_RETURN(v, c->optional_integer("max_nodes", 1, 100000));
+    GPUPLAN_ASSIGN_OR_RETURN(v, c->optional_count("max_nodes", fields::kMaxNodes));
     job.max_nodes = v.value_or(job.max_nodes);
     GPUPLAN_RETURN_IF_ERROR(c->finish());
   }

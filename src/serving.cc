@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "gpuplan/fields.h"
 #include "gpuplan/suggest.h"
 
 namespace gpuplan {
@@ -658,6 +659,8 @@ Result<std::vector<RequestLength>> load_request_lengths(const std::string& path)
       return fail(where, fmt::format("'{}' is not two token counts", line),
                   "each line is input_tokens,output_tokens, both positive integers");
     }
+    GPUPLAN_RETURN_IF_ERROR(check_count(fields::kRequestTokens, *a, where + " input_tokens"));
+    GPUPLAN_RETURN_IF_ERROR(check_count(fields::kRequestTokens, *b, where + " output_tokens"));
     out.push_back({*a, *b});
   }
   if (out.empty()) {

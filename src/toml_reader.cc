@@ -171,11 +171,46 @@ Result<double> TomlReader::number(const std::string& key, double min, double max
     return std::unexpected(wrong_type(key, "a number"));
   }
   const double v = *n->value<double>();
-  if (v < min || v > max) {
+  // Written so that nan (a TOML literal, as are inf and -inf) fails too.
+  if (!(v >= min && v <= max)) {
     return fail(where(key), fmt::format("key '{}' = {} is out of range", path(key), v),
                 fmt::format("expected {} to {}", min, max));
   }
   return v;
+}
+
+Result<std::optional<double>> TomlReader::optional_field(const std::string& key,
+                                                         const Field& field) {
+  const toml::node* n = node(key);
+  if (n == nullptr) {
+    return std::optional<double>();
+  }
+  if (!n->is_number()) {
+    return std::unexpected(wrong_type(key, "a number"));
+  }
+  Result<double> v = check_field(field, *n->value<double>(), where(key));
+  if (!v) {
+    return fail(v.error().where, fmt::format("key '{}': {}", path(key), v.error().what),
+                v.error().hint);
+  }
+  return std::optional<double>(*v);
+}
+
+Result<std::optional<int64_t>> TomlReader::optional_count(const std::string& key,
+                                                          const Field& field) {
+  const toml::node* n = node(key);
+  if (n == nullptr) {
+    return std::optional<int64_t>();
+  }
+  if (!n->is_integer()) {
+    return std::unexpected(wrong_type(key, "an integer"));
+  }
+  Result<int64_t> v = check_count(field, *n->value<int64_t>(), where(key));
+  if (!v) {
+    return fail(v.error().where, fmt::format("key '{}': {}", path(key), v.error().what),
+                v.error().hint);
+  }
+  return std::optional<int64_t>(*v);
 }
 
 Result<std::vector<std::string>> TomlReader::text_list(const std::string& key) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuplan/fields.h"
 #include "gpuplan/result.h"
 #include "gpuplan/units.h"
 
@@ -37,6 +38,10 @@ class TomlReader {
   // A plain number in [min, max] (fractions, ratios, counts such as 2e9 tokens).
   Result<std::optional<double>> optional_number(const std::string& key, double min, double max);
   Result<double> number(const std::string& key, double min, double max);
+  // A value checked by a field's rule (fields.h): an integer key for integer fields, a number
+  // for the others; nullopt when absent.
+  Result<std::optional<double>> optional_field(const std::string& key, const Field& field);
+  Result<std::optional<int64_t>> optional_count(const std::string& key, const Field& field);
   Result<std::vector<std::string>> text_list(const std::string& key);
   // An array of tables, each read by its own reader.
   Result<std::vector<TomlReader>> table_list(const std::string& key);

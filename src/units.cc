@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -131,6 +132,11 @@ Result<double> parse_quantity(std::string_view text, Dimension dimension) {
   const std::string_view s = trim(text);
   double value = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    return fail(
+        "", fmt::format("'{}' is too large a number", text),
+        fmt::format("write {} as e.g. {}", dimension_name(dimension), example_for(dimension)));
+  }
   if (ec != std::errc() || s.empty()) {
     return fail(
         "", fmt::format("'{}' is not a number with a unit", text),
@@ -152,8 +158,21 @@ Result<double> parse_quantity(std::string_view text, Dimension dimension) {
                               dimension_name(dimension)),
                   fmt::format("e.g. {}", example_for(dimension)));
     }
+    // from_chars reads "nan" and "inf": no physical quantity is either.
+    if (!std::isfinite(value) || !std::isfinite(value * u.factor)) {
+      return fail(
+          "", fmt::format("'{}' is not a finite number", text),
+          fmt::format("write {} as e.g. {}", dimension_name(dimension), example_for(dimension)));
+    }
     if (value < 0) {
       return fail("", fmt::format("'{}' is negative", text), "a physical quantity is >= 0");
+    }
+    // Every rate gpuplan reads divides something (bytes by bandwidth, work by compute rate).
+    const bool rate =
+        dimension == Dimension::kBytesPerSecond || dimension == Dimension::kFlopsPerSecond;
+    if (rate && value == 0) {
+      return fail("", fmt::format("'{}' is zero", text),
+                  fmt::format("{} must be positive", dimension_name(dimension)));
     }
     return value * u.factor;
   }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gpuplan/model_loader.h"
+#include "json_reader.h"
 #include "validation_rows.h"
 
 namespace gpuplan {
@@ -122,22 +123,9 @@ std::string round_global_batch(TrainJob& job) {
 
 // Reads a validation file and checks its envelope: schema 1, a kind, an array of rows.
 Result<Json> read_validation_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return fail(path, "cannot open the file", "check the path");
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
   Json doc;
-  try {
-    doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    const size_t at = std::min(e.byte, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
-    return fail(fmt::format("{}:{}", path, line), "not valid JSON",
-                "a validation file is one JSON object");
-  }
+  GPUPLAN_ASSIGN_OR_RETURN(doc,
+                           detail::read_json_file(path, "a validation file is one JSON object"));
   if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
     return fail(path, "missing array 'rows'", "see data/validation/README.md for the format");
   }
@@ -153,7 +141,7 @@ Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const 
   Json doc;
   GPUPLAN_ASSIGN_OR_RETURN(doc, read_validation_file(path));
   std::vector<PublishedMfu> out;
-  if (doc.value("kind", "") != "training") {
+  if (detail::text_or(doc, "kind", "") != "training") {
     return out;
   }
   for (size_t i = 0; i < doc["rows"].size(); ++i) {
@@ -177,7 +165,7 @@ Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const 
     }
     const double tokens = static_cast<double>(job->global_batch * job->memory.seq);
     const double flops = model_flops_per_token(*model, job->memory.seq) * tokens;
-    out.push_back({row.value("id", ""), cluster->gpu->id, p,
+    out.push_back({detail::text_or(row, "id", ""), cluster->gpu->id, p,
                    flops / (static_cast<double>(cluster->gpus) * step * peak->si())});
   }
   return out;
@@ -200,15 +188,15 @@ Result<std::vector<TrainingRow>> read_training_rows(const std::string& path,
                                                     const Catalog& catalog) {
   Json doc;
   GPUPLAN_ASSIGN_OR_RETURN(doc, read_validation_file(path));
-  if (doc.value("kind", "") != "training") {
-    return fail(path, fmt::format("kind '{}' is not 'training'", doc.value("kind", "")),
+  if (detail::text_or(doc, "kind", "") != "training") {
+    return fail(path, fmt::format("kind '{}' is not 'training'", detail::text_or(doc, "kind", "")),
                 "give a validation file of training runs");
   }
   std::vector<TrainingRow> rows;
   for (size_t i = 0; i < doc["rows"].size(); ++i) {
     const Json& row = doc["rows"][i];
     TrainingRow t;
-    t.id = row.is_object() ? row.value("id", "") : "";
+    t.id = detail::text_or(row, "id", "");
     const RowReader r(row, fmt::format("{}: row {} '{}'", path, i, t.id));
     if (t.id.empty()) {
       return fail(r.where(), "every row needs an 'id'", "");
@@ -216,7 +204,7 @@ Result<std::vector<TrainingRow>> read_training_rows(const std::string& path,
     t.source = row.is_object() && row.contains("source") && row["source"].is_string()
                    ? row["source"].get<std::string>()
                    : "";
-    const std::string metric = row.value("metric", "step_time_s");
+    const std::string metric = detail::text_or(row, "metric", "step_time_s");
     if (!row.contains("value") || !row["value"].is_number()) {
       return fail(r.where(), "key 'value' must be a number",
                   "the published figure, in the metric's unit");
@@ -311,7 +299,7 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
   Json doc;
   GPUPLAN_ASSIGN_OR_RETURN(doc, read_validation_file(path));
   ValidationReport report;
-  report.kind = doc.value("kind", "");
+  report.kind = detail::text_or(doc, "kind", "");
   if (report.kind != "training" && report.kind != "inference") {
     return fail(path, fmt::format("unknown kind '{}'", report.kind),
                 "expected 'training' or 'inference'");
@@ -329,7 +317,7 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
   std::vector<double> errors;
   for (size_t i = 0; i < doc["rows"].size(); ++i) {
     const Json& row = doc["rows"][i];
-    const std::string id = row.is_object() ? row.value("id", "") : "";
+    const std::string id = detail::text_or(row, "id", "");
     const RowReader r(row, fmt::format("{}: row {} '{}'", path, i, id));
     if (id.empty()) {
       return fail(r.where(), "every row needs an 'id'", "");

@@ -17,6 +17,16 @@ namespace gpuplan::detail {
 
 using Json = nlohmann::json;
 
+// The string at `key` of `o`, or `fallback` when `o` is not an object or the key is missing or
+// not a string.
+inline std::string text_or(const Json& o, const char* key, const std::string& fallback) {
+  if (!o.is_object()) {
+    return fallback;
+  }
+  const auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 // Typed access to one row's keys; errors name the row and the key path.
 class RowReader {
  public:
@@ -39,8 +49,14 @@ class RowReader {
     if (nullable && (!o.contains(key) || o[key].is_null())) {
       return int64_t{0};
     }
-    if (!o.contains(key) || !o[key].is_number_integer() || o[key].get<int64_t>() < 0) {
-      return fail(where_, fmt::format("key '{}' must be an integer >= 0", key),
+    // Counts in a row are ranks, batches and token lengths: 2^24 bounds them all, and keeps their
+    // products (tp x pp x dp, batch x seq) within int64.
+    constexpr int64_t kMost = int64_t{1} << 24;
+    const bool too_large = o.contains(key) && o[key].is_number_unsigned() &&
+                           o[key].get<uint64_t>() > static_cast<uint64_t>(kMost);
+    if (!o.contains(key) || !o[key].is_number_integer() || too_large || o[key].get<int64_t>() < 0 ||
+        o[key].get<int64_t>() > kMost) {
+      return fail(where_, fmt::format("key '{}' must be an integer from 0 to {}", key, kMost),
                   o.contains(key) ? fmt::format("found {}", o[key].dump()) : "it is missing");
     }
     return o[key].get<int64_t>();

@@ -100,7 +100,7 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
     return fail(r.where(), fmt::format("load.kind '{}' is unknown", text),
                 "expected 'offline', 'poisson' or 'static_batch'");
   }
-  Result<Model> model = parse_model_config(model_json->dump(), "model", row.value("id", ""));
+  Result<Model> model = parse_model_config(model_json->dump(), "model", text_or(row, "id", ""));
   if (!model) {
     return Outcome(model.error().message());
   }
@@ -153,7 +153,7 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
 // the benchmark ran, not how fast the system is. Returns why, or "" when the run kept up.
 std::string queueing_problem(const Json& row, const RowSimulation& s) {
   const Json& load = row["serving"]["load"];
-  const std::string kind = load.value("kind", "");
+  const std::string kind = text_or(load, "kind", "");
   if (kind == "offline") {
     return "TTFT of an offline run is queueing time, set by how many requests were queued "
            "(not in the row)";

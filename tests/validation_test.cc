@@ -110,7 +110,7 @@ TEST_F(ValidationTest, ASingleNodeRowNeedsNoNetworkAndABadLayoutOnlyLosesItsRow)
   ASSERT_EQ(r->entries.size(), 2U);
   EXPECT_TRUE(r->entries[0].predicted.has_value()) << r->entries[0].reason;
   EXPECT_FALSE(r->entries[1].predicted.has_value());
-  EXPECT_NE(r->entries[1].reason.find("key 'virtual_stages' must be an integer >= 0"),
+  EXPECT_NE(r->entries[1].reason.find("key 'virtual_stages' must be an integer from 0 to 16777216"),
             std::string::npos)
       << r->entries[1].reason;
 }

@@ -93,7 +93,8 @@ enum class Dimension { kBytes, kSeconds, kBytesPerSecond, kFlops, kFlopsPerSecon
 // Accepted units: bytes B kB MB GB TB PB KiB MiB GiB TiB; seconds s ms us ns min h d;
 // bandwidth B/s kB/s MB/s GB/s TB/s MiB/s GiB/s and bit rates Mb/s Gb/s Tb/s (÷8);
 // work FLOP GFLOP TFLOP PFLOP; compute FLOP/s GFLOP/s ... PFLOP/s, and OP/s ... POP/s for integer
-// ops; power W kW. A bare number, an unknown unit or a negative value is an error naming the text
+// ops; power W kW. A bare number, an unknown unit, a value that is negative, not finite (nan,
+// inf) or too large for a double, and a zero rate (bandwidth, compute) are errors naming the text
 // and suggesting a unit of the right dimension.
 Result<double> parse_quantity(std::string_view text, Dimension dimension);
 

@@ -1,0 +1,47 @@
+#include "gpuplan/fields.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "gpuplan/format.h"
+
+namespace gpuplan {
+namespace {
+
+std::string bound_text(const Field& f, double v) {
+  return f.integer ? grouped(std::llround(v)) : fmt::format("{:g}", v);
+}
+
+}  // namespace
+
+std::string field_range(const Field& f) {
+  return fmt::format("{} to {}{}{}", bound_text(f, f.min), bound_text(f, f.max),
+                     f.unit.empty() ? "" : " ", f.unit);
+}
+
+Result<double> check_field(const Field& f, double value, std::string_view given_as) {
+  if (!std::isfinite(value)) {
+    return fail(std::string(given_as), fmt::format("{} is not a finite number", value),
+                fmt::format("expected {}", field_range(f)));
+  }
+  if (f.integer && value != std::floor(value)) {
+    return fail(std::string(given_as), fmt::format("{:g} is not a whole number", value),
+                fmt::format("expected {}", field_range(f)));
+  }
+  if (value < f.min || value > f.max) {
+    return fail(std::string(given_as), fmt::format("{:g} is out of range", value),
+                fmt::format("expected {}", field_range(f)));
+  }
+  return value;
+}
+
+Result<int64_t> check_count(const Field& f, int64_t value, std::string_view given_as) {
+  if (static_cast<double>(value) < f.min || static_cast<double>(value) > f.max) {
+    return fail(std::string(given_as), fmt::format("{} is out of range", value),
+                fmt::format("expected {}", field_range(f)));
+  }
+  return value;
+}
+
+}  // namespace gpuplan

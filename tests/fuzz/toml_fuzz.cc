@@ -1,0 +1,73 @@
+// libFuzzer target: every TOML reader. The first byte picks the reader (a catalog GPU, fabric,
+// offer, framework, tile fit or parameter file, a plan job file, a calibration profile); the
+// rest is the file.
+#include <cstdint>
+#include <string>
+
+#include "fuzz_file.h"
+#include "gpuplan/advisor.h"
+#include "gpuplan/catalog.h"
+#include "loaders.h"
+
+namespace {
+
+const gpuplan::Catalog& shipped() {
+  static const gpuplan::Catalog catalog = [] {
+    gpuplan::Result<gpuplan::Catalog> c = gpuplan::Catalog::load(GPUPLAN_DATA_DIR);
+    if (!c) {
+      std::abort();  // the shipped catalog must load, or nothing here means anything
+    }
+    return *c;
+  }();
+  return catalog;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) {
+    return 0;
+  }
+  namespace d = gpuplan::detail;
+  const std::string path = gpuplan::fuzz::write_input(data + 1, size - 1, ".toml");
+  switch (data[0] % 10) {
+    case 0:
+      gpuplan::fuzz::consume(d::load_gpu(path));
+      break;
+    case 1:
+      gpuplan::fuzz::consume(d::load_fabric(path));
+      break;
+    case 2:
+      gpuplan::fuzz::consume(d::load_offer(path));
+      break;
+    case 3:
+      gpuplan::fuzz::consume(d::load_framework(path));
+      break;
+    case 4:
+      gpuplan::fuzz::consume(d::load_tile_model(path));
+      break;
+    case 5:
+      gpuplan::fuzz::consume(d::load_memory_params(path));
+      break;
+    case 6:
+      gpuplan::fuzz::consume(d::load_train_fit(path, gpuplan::TrainParams{}));
+      break;
+    case 7:
+      gpuplan::fuzz::consume(d::load_inference_params(path));
+      break;
+    case 8: {
+      gpuplan::Result<gpuplan::PlanJob> job = gpuplan::load_plan_job(path);
+      gpuplan::fuzz::consume(job);
+      if (job) {
+        gpuplan::fuzz::consume(gpuplan::check_plan_job(*job, shipped()));
+      }
+      break;
+    }
+    default: {
+      gpuplan::Catalog c = shipped();
+      gpuplan::fuzz::consume(c.apply_profile(path));
+      break;
+    }
+  }
+  return 0;
+}
