@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "gpuplan/fit.h"
 #include "gpuplan/format.h"
@@ -346,6 +347,57 @@ Result<JobKind> parse_job_kind(std::string_view name) {
   return fail("", fmt::format("unknown job kind '{}'", name), suggestion_hint(name, names));
 }
 
+namespace {
+
+// Every price the plan will compare can be brought into the plan's currency (the requested
+// one, else the budget's): through USD with usd_rate, or already in it. Otherwise the costs
+// would silently turn into "price not public".
+Result<bool> check_currencies(const PlanJob& job, const Catalog& catalog) {
+  const std::string target = !job.currency.empty() ? job.currency
+                             : job.budget          ? job.budget->currency
+                                                   : std::string();
+  if (target.empty()) {
+    return true;
+  }
+  std::set<std::string> others;
+  auto note = [&](const Money& m) {
+    if (m.currency != target) {
+      others.insert(m.currency);
+    }
+  };
+  for (const Offer& o : catalog.offers()) {
+    const bool asked = job.offers.empty() ||
+                       std::find(job.offers.begin(), job.offers.end(), o.id) != job.offers.end();
+    if (!asked || !site_allowed(o, job.residency)) {
+      continue;
+    }
+    if (const auto p = job.prices.find(o.id); p != job.prices.end()) {
+      note(p->second);
+    } else if (o.price_per_node_hour) {
+      note(*o.price_per_node_hour);
+    }
+  }
+  for (const std::string& c : others) {
+    if (c != "USD" && target != "USD") {
+      return fail(
+          "currency",
+          fmt::format("prices in {} cannot be converted to {}: gpuplan converts through USD", c,
+                      target),
+          fmt::format("give the offers' prices in {} or USD, or leave out those offers", target));
+    }
+  }
+  if (!others.empty() && !job.usd_rate) {
+    return fail("currency",
+                fmt::format("costs in {} need an exchange rate: offers are priced in {}", target,
+                            fmt::join(others, ", ")),
+                fmt::format("give usd_rate (--usd-rate), the {} per USD",
+                            target == "USD" ? fmt::format("{}", fmt::join(others, ", ")) : target));
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
   Result<Software> software = catalog.software(job.framework);
   if (!software) {
@@ -388,7 +440,13 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
   if (!job.currency.empty() && job.usd_rate && *job.usd_rate <= 0) {
     return fail("usd_rate", "the exchange rate must be positive", "");
   }
-  return true;
+  if (Result<Model> m = catalog.model(job.model)) {
+    const int64_t tokens =
+        job.kind == JobKind::kServe ? job.input_tokens + job.output_tokens : job.seq;
+    GPUPLAN_RETURN_IF_ERROR(check_context(
+        *m, tokens, job.kind == JobKind::kServe ? "input_tokens + output_tokens" : "seq"));
+  }
+  return check_currencies(job, catalog);
 }
 
 Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog, int threads) {

@@ -30,7 +30,10 @@ Result<double> check_field(const Field& f, double value, std::string_view given_
                 fmt::format("expected {}", field_range(f)));
   }
   if (value < f.min || value > f.max) {
-    return fail(std::string(given_as), fmt::format("{:g} is out of range", value),
+    const bool whole = f.integer && std::fabs(value) < 9e15;
+    return fail(std::string(given_as),
+                fmt::format("{} is out of range",
+                            whole ? grouped(std::llround(value)) : fmt::format("{:g}", value)),
                 fmt::format("expected {}", field_range(f)));
   }
   return value;

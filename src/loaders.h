@@ -29,10 +29,6 @@ Result<TrainParams> load_train_params(const std::string& path, const std::string
 Result<TrainParams> load_train_fit(const std::string& path, TrainParams base);
 Result<InferenceParams> load_inference_params(const std::string& path);
 
-// Parses "<amount> <CUR>/<per>" ("55.04 USD/h", "0.09 USD/GB"), or "<amount> <CUR>" when
-// `per` is empty ("50000 BRL"). The currency is an ISO 4217 code.
-Result<Money> parse_money(std::string_view text, std::string_view per);
-
 // Opens a catalog TOML file and checks its `schema = 1` line; `reader` reads the rest.
 Result<toml::table> open_catalog_file(const std::string& path);
 

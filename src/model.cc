@@ -1,7 +1,10 @@
 #include "gpuplan/model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "gpuplan/format.h"
 #include "gpuplan/result.h"
 
 namespace gpuplan {
@@ -160,6 +163,16 @@ double kv_cache_bytes_per_token(const Model& model, double bytes_per_element) {
   }
   return 2.0 * static_cast<double>(model.layers * model.kv_heads * model.head_dim) *
          bytes_per_element;
+}
+
+Result<int64_t> check_context(const Model& model, int64_t tokens, std::string_view given_as) {
+  if (model.max_positions > 0 && tokens > model.max_positions) {
+    return fail(std::string(given_as),
+                fmt::format("{} tokens exceed the {}-token context of {}", grouped(tokens),
+                            grouped(model.max_positions), model.id),
+                "use shorter sequences or a model with a longer context");
+  }
+  return tokens;
 }
 
 }  // namespace gpuplan

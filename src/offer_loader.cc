@@ -3,10 +3,21 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 #include "loaders.h"
 
-namespace gpuplan::detail {
+namespace gpuplan {
+
+Result<std::string> parse_currency(std::string_view text) {
+  const bool ok = text.size() == 3 && std::all_of(text.begin(), text.end(),
+                                                  [](char c) { return c >= 'A' && c <= 'Z'; });
+  if (!ok) {
+    return fail("", fmt::format("'{}' is not a currency code", text),
+                "write its three-letter ISO 4217 code, e.g. USD, BRL, EUR");
+  }
+  return std::string(text);
+}
 
 Result<Money> parse_money(std::string_view text, std::string_view per) {
   double amount = 0;
@@ -18,18 +29,16 @@ Result<Money> parse_money(std::string_view text, std::string_view per) {
   const std::string example = per == "h"    ? "'55.04 USD/h'"
                               : per.empty() ? "'50000 BRL'"
                                             : "'0.09 USD/GB'";
-  if (ec != std::errc() || amount < 0) {
+  // No price is nan, inf, negative or beyond a quadrillion (an hour of every GPU ever made).
+  if (ec != std::errc() || !std::isfinite(amount) || amount < 0 || amount > 1e15) {
     return fail("", fmt::format("'{}' is not a price", text), "write it as e.g. " + example);
   }
   const size_t slash = rest.find('/');
   const std::string_view currency = rest.substr(0, slash);
-  const bool currency_ok =
-      currency.size() == 3 &&
-      std::all_of(currency.begin(), currency.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
   const bool per_ok = per.empty()
                           ? slash == std::string_view::npos
                           : slash != std::string_view::npos && rest.substr(slash + 1) == per;
-  if (!currency_ok || !per_ok) {
+  if (!parse_currency(currency) || !per_ok) {
     return fail("",
                 per.empty() ? fmt::format("'{}' is not an amount of money", text)
                             : fmt::format("'{}' is not a price per {}", text, per),
@@ -38,6 +47,8 @@ Result<Money> parse_money(std::string_view text, std::string_view per) {
   }
   return Money{amount, std::string(currency)};
 }
+
+namespace detail {
 
 namespace {
 
@@ -118,4 +129,5 @@ Result<Offer> load_offer(const std::string& path) {
   return o;
 }
 
-}  // namespace gpuplan::detail
+}  // namespace detail
+}  // namespace gpuplan

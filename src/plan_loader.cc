@@ -19,7 +19,7 @@ Result<std::optional<Money>> money_key(TomlReader& r, const std::string& key,
   if (!text) {
     return std::optional<Money>();
   }
-  Result<Money> m = detail::parse_money(*text, per);
+  Result<Money> m = parse_money(*text, per);
   if (!m) {
     return fail(r.where(key), fmt::format("key '{}': {}", key, m.error().what), m.error().hint);
   }
@@ -31,8 +31,18 @@ Result<std::optional<Seconds>> time_key(TomlReader& r, const std::string& key) {
   if (const auto* date = r.raw(key) != nullptr ? r.raw(key)->as_date() : nullptr) {
     r.accept(key);
     const toml::date d = date->get();
+    // toml++ takes any 16-bit year; only a calendar date a job can still meet is a deadline, and
+    // the difference is taken in floating point (nanoseconds since 1970 overflow in 2262).
+    if (d.year > 9999 ||
+        !std::chrono::year_month_day(std::chrono::year{d.year} / d.month / d.day).ok()) {
+      return fail(r.where(key), fmt::format("'{}' is not a deadline", key),
+                  "give a date such as 2026-12-31 or a duration such as '7 d'");
+    }
     const std::chrono::sys_days day = std::chrono::year{d.year} / d.month / d.day;
-    const auto left = std::chrono::duration<double>(day - std::chrono::system_clock::now());
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const double left_s = static_cast<double>(day.time_since_epoch().count()) * 86400.0 - now;
+    const std::chrono::duration<double> left(left_s);
     if (left.count() <= 0) {
       return fail(r.where(key),
                   fmt::format("the deadline {}-{:02}-{:02} has already passed", d.year,
@@ -135,6 +145,12 @@ Result<PlanJob> load_plan_job(const std::string& path) {
       c->accept("offers");
     }
     GPUPLAN_ASSIGN_OR_RETURN(s, c->optional_text("currency"));
+    if (s) {
+      Result<std::string> code = parse_currency(*s);
+      if (!code) {
+        return fail(c->where("currency"), code.error().what, code.error().hint);
+      }
+    }
     job.currency = s.value_or("");
     GPUPLAN_ASSIGN_OR_RETURN(job.usd_rate, c->optional_field("usd_rate", fields::kUsdRate));
     std::optional<double> egress;

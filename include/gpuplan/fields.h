@@ -46,12 +46,13 @@ inline constexpr Field kMaxGpus{"max_gpus", 1, 1 << 20, "GPUs", true};
 
 // Parallel layout.
 inline constexpr Field kParallel{"parallel size", 1, 1 << 16, "ranks", true};
-inline constexpr Field kVirtualStages{"virtual_stages", 1, 1024, "stages per rank", true};
+// 0 asks the search for the fastest (train --virtual-stages 0, --micro-batch 0).
+inline constexpr Field kVirtualStages{"virtual_stages", 0, 1024, "stages per rank", true};
 inline constexpr Field kZeroStage{"zero", 0, 3, "", true};
 
 // Training job.
 inline constexpr Field kSeq{"seq", 1, 1 << 24, "tokens", true};
-inline constexpr Field kMicroBatch{"micro_batch", 1, 1 << 20, "sequences", true};
+inline constexpr Field kMicroBatch{"micro_batch", 0, 1 << 20, "sequences", true};
 inline constexpr Field kGlobalBatch{"global_batch", 1, 1 << 24, "sequences", true};
 inline constexpr Field kPerGpuBatch{"per_gpu_batch", 1, 1 << 20, "sequences", true};
 inline constexpr Field kTokens{"tokens", 1, 1e18, "tokens"};
@@ -76,6 +77,8 @@ inline constexpr Field kIterations{"iters", 1, 1e6, "iterations", true};
 inline constexpr Field kWarmup{"warmup", 0, 1e6, "iterations", true};
 inline constexpr Field kTimeout{"timeout", 1e-3, 1e6, "s"};
 inline constexpr Field kSizeFactor{"factor", 1.001, 1024, ""};
+inline constexpr Field kWidth{"hidden", 1, 1 << 17, "", true};
+inline constexpr Field kLayers{"layers", 1, 1 << 14, "layers", true};
 
 }  // namespace fields
 }  // namespace gpuplan

@@ -115,6 +115,14 @@ struct Money {
   std::string currency;  // "USD", "BRL"
 };
 
+// Parses "<amount> <CUR>/<per>" ("55.04 USD/h", "0.09 USD/GB"), or "<amount> <CUR>" when `per`
+// is empty ("50000 BRL"): the one money parser of every front end. The amount is finite and
+// >= 0; the currency is a three-letter ISO 4217 code.
+Result<Money> parse_money(std::string_view text, std::string_view per);
+
+// A currency code as given ("BRL"); anything but three capital letters is an error.
+Result<std::string> parse_currency(std::string_view text);
+
 // Hours in an average month (365 x 24 / 12), for monthly costs of hourly prices.
 inline constexpr double kHoursPerMonth = 730.0;
 

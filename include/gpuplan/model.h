@@ -12,7 +12,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "gpuplan/result.h"
 
 namespace gpuplan {
 
@@ -124,6 +127,11 @@ int64_t shared_expert_width(const Model& model);
 // `bytes_per_element` (2 for fp16/bf16): 2 * layers * kv_heads * head_dim * bytes, or the
 // compressed latent (kv_lora_rank + qk_rope_head_dim) per layer for MLA.
 double kv_cache_bytes_per_token(const Model& model, double bytes_per_element);
+
+// `tokens` in one sequence (a training sequence, a prompt and its output), or an Error at
+// `given_as` when they exceed the context the model was built for: the one context rule of fit,
+// train, scale, plan and serve. A model with no known limit takes any length.
+Result<int64_t> check_context(const Model& model, int64_t tokens, std::string_view given_as);
 
 }  // namespace gpuplan
 

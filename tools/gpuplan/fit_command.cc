@@ -105,17 +105,11 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model, const Catalog&
   job.batch = f.batch;
   job.lora_rank = f.lora_rank;
   job.layout = Parallelism{f.tp, f.pp, f.dp, f.virtual_stages, f.sequence_parallel, f.zero};
-  if (limit > 0 && is_training(job.task) && job.seq > limit) {
-    return fail(
-        "--seq",
-        fmt::format("{} tokens exceed the {}-token context of {}", job.seq, limit, model.id),
-        "use a shorter --seq or a model with a longer context");
+  if (is_training(job.task)) {
+    GPUPLAN_RETURN_IF_ERROR(check_context(model, job.seq, "--seq"));
   }
-  if (limit > 0 && job.task == Task::kInfer && job.context > limit) {
-    return fail(
-        "--context",
-        fmt::format("{} tokens exceed the {}-token context of {}", job.context, limit, model.id),
-        "use a shorter --context");
+  if (job.task == Task::kInfer) {
+    GPUPLAN_RETURN_IF_ERROR(check_context(model, job.context, "--context"));
   }
   return job;
 }
@@ -484,8 +478,10 @@ int run_fit(const std::vector<std::string>& args) {
   app.add_option("--offer", f.offer, "catalog offer id: its GPU and node size");
   app.add_option("--task", f.task, "train | finetune | lora | qlora | infer")->required();
   app.add_option("--seq", f.seq,
-                 "training sequence length in tokens (default 4096 or the model's limit)");
-  app.add_option("--micro-batch", f.micro_batch, "training sequences per micro-batch (default 1)");
+                 "training sequence length in tokens (default 4096 or the model's limit)")
+      ->check(rule(fields::kSeq));
+  app.add_option("--micro-batch", f.micro_batch, "training sequences per micro-batch (default 1)")
+      ->check(rule(fields::kMicroBatch));
   app.add_option("--precision", f.precision,
                  "fp32 | tf32 | fp16 | bf16 | fp8 | int8 | int4 (default bf16)");
   app.add_option("--optimizer", f.optimizer, "adam | adam8bit | sgd | adafactor (default adam)");
@@ -498,22 +494,29 @@ int run_fit(const std::vector<std::string>& args) {
                  "ZeRO stage 0..3 (default 0; the GPU-count search tries all unless given)");
   app.add_option("--recompute", f.recompute,
                  "none | selective | full (default none; the search tries all unless given)");
-  app.add_option("--tp", f.tp, "tensor-parallel size (default 1)");
-  app.add_option("--pp", f.pp, "pipeline-parallel stages (default 1)");
-  app.add_option("--dp", f.dp, "data-parallel replicas (default 1)");
+  app.add_option("--tp", f.tp, "tensor-parallel size (default 1)")->check(rule(fields::kParallel));
+  app.add_option("--pp", f.pp, "pipeline-parallel stages (default 1)")
+      ->check(rule(fields::kParallel));
+  app.add_option("--dp", f.dp, "data-parallel replicas (default 1)")
+      ->check(rule(fields::kParallel));
   app.add_option("--virtual-stages", f.virtual_stages,
-                 "interleaved pipeline chunks per stage (default 1)");
+                 "interleaved pipeline chunks per stage (default 1)")
+      ->check(rule(fields::kVirtualStages));
   app.add_flag("--sequence-parallel", f.sequence_parallel,
                "shard norm/dropout activations over the TP group");
-  app.add_option("--batch", f.batch, "inference: sequences served at once (default 1)");
+  app.add_option("--batch", f.batch, "inference: sequences served at once (default 1)")
+      ->check(rule(fields::kBatch));
   app.add_option("--context", f.context,
-                 "inference: tokens per sequence (default: the model's limit)");
+                 "inference: tokens per sequence (default: the model's limit)")
+      ->check(rule(fields::kSeq));
   app.add_option("--kv-precision", f.kv_precision, "inference KV cache format (default bf16)");
-  app.add_option("--lora-rank", f.lora_rank, "LoRA/QLoRA adapter rank (default 16)");
+  app.add_option("--lora-rank", f.lora_rank, "LoRA/QLoRA adapter rank (default 16)")
+      ->check(rule(fields::kLoraRank));
   app.add_option("--lora-targets", f.lora_targets, "attention | all-linear (default all-linear)");
   app.add_option("--attention", f.attention,
                  "flash | eager: whether attention scores are kept (default: the framework's)");
-  app.add_option("--max-gpus", f.max_gpus, "largest GPU count the search tries (default 16384)");
+  app.add_option("--max-gpus", f.max_gpus, "largest GPU count the search tries (default 16384)")
+      ->check(rule(fields::kMaxGpus));
   app.add_flag("--json", f.json, "print JSON instead of text");
   app.add_option("--data", f.data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
   if (std::optional<int> done = parse_flags(app, args, kName)) {

@@ -5,13 +5,61 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "command.h"
+#include "gpuplan/fields.h"
 
 namespace gpuplan::cli {
+
+// A CLI11 check of one flag by its field's rule (gpuplan/fields.h), the rule every front end
+// shares. Text that is not a number is left to CLI11's conversion, which names the flag too.
+inline CLI::Validator rule(const Field& field) {
+  return CLI::Validator(
+      [&field](std::string& text) -> std::string {
+        double v = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, v);
+        if (ec == std::errc::result_out_of_range) {
+          return fmt::format("{} is too large a number; expected {}", text, field_range(field));
+        }
+        if (ec != std::errc() || stop != end) {
+          return "";
+        }
+        Result<double> checked = check_field(field, v, "");
+        return checked ? "" : checked.error().message();
+      },
+      "", "");
+}
+
+// The gates every flag of every command passes, whatever its type: a value given is never
+// empty and never nan or inf (which CLI11 would read into a double).
+inline std::optional<Error> check_given_values(const CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& v : o->results()) {
+      if (v.empty()) {
+        return Error{o->get_name(), "is given an empty value",
+                     "give a value or leave the flag out"};
+      }
+      double x = 0;
+      const auto [stop, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+      if (ec == std::errc() && stop == v.data() + v.size() && !std::isfinite(x)) {
+        return Error{o->get_name(), fmt::format("'{}' is not a finite number", v),
+                     "give a finite value"};
+      }
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands()) {
+    if (std::optional<Error> e = check_given_values(*sub)) {
+      return e;
+    }
+  }
+  return std::nullopt;
+}
 
 // Parses `args` (args[0] is "gpuplan <command>") into `app`. Returns the exit status to end
 // with — 0 after printing --help, 2 after a one-line error for bad flags — or nullopt to go on.
@@ -29,6 +77,9 @@ inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::stri
   } catch (const CLI::ParseError& e) {
     return report_error(command, Error{"", e.what(), fmt::format("run '{} --help'", args.front())},
                         kExitUsage);
+  }
+  if (std::optional<Error> e = check_given_values(app)) {
+    return report_error(command, *e, kExitUsage);
   }
   return std::nullopt;
 }

@@ -64,11 +64,15 @@ int collectives(const std::vector<std::string>& args) {
   app.add_option("--op", op, "all_reduce | all_gather | reduce_scatter | broadcast | all_to_all");
   app.add_option("--min", min, "smallest message, e.g. 8B");
   app.add_option("--max", max, "largest message, e.g. 256MiB");
-  app.add_option("--factor", factor, "size multiplier between steps (default 2)");
-  app.add_option("--iters", iters, "timed iterations per size (default 20)");
-  app.add_option("--warmup", warmup, "untimed iterations first (default 5)");
+  app.add_option("--factor", factor, "size multiplier between steps (default 2)")
+      ->check(rule(fields::kSizeFactor));
+  app.add_option("--iters", iters, "timed iterations per size (default 20)")
+      ->check(rule(fields::kIterations));
+  app.add_option("--warmup", warmup, "untimed iterations first (default 5)")
+      ->check(rule(fields::kWarmup));
   app.add_option("--backend", backend, "mpi (CPU processes) | nccl (one GPU per rank)");
-  app.add_option("--timeout", timeout, "seconds without progress before the run is aborted");
+  app.add_option("--timeout", timeout, "seconds without progress before the run is aborted")
+      ->check(rule(fields::kTimeout));
   app.add_option("--json", json, "also write the results to this file");
   app.add_option("--inject-hang", hang, "fault injection: this rank hangs (tests the watchdog)");
   if (std::optional<int> done = parse_flags(app, args, kName)) {
@@ -159,15 +163,17 @@ int train(const std::vector<std::string>& args) {
   std::string backend = "mpi", bucket = "25MiB", json, model, data;
   double timeout = 120;
   bool no_overlap = false;
-  app.add_option("--hidden", o.hidden, "hidden size (default 1024)");
-  app.add_option("--layers", o.layers, "MLP blocks (default 4)");
-  app.add_option("--seq", o.seq, "tokens per sequence (default 512)");
+  app.add_option("--hidden", o.hidden, "hidden size (default 1024)")->check(rule(fields::kWidth));
+  app.add_option("--layers", o.layers, "MLP blocks (default 4)")->check(rule(fields::kLayers));
+  app.add_option("--seq", o.seq, "tokens per sequence (default 512)")->check(rule(fields::kSeq));
   app.add_option("--per-worker-batch", o.per_worker_batch,
-                 "sequences per worker per step (default 8)");
+                 "sequences per worker per step (default 8)")
+      ->check(rule(fields::kPerGpuBatch));
   app.add_option("--model", model,
                  "take the hidden size from a catalog model (scaled down by --layers)");
-  app.add_option("--steps", o.steps, "timed steps (default 10)");
-  app.add_option("--warmup", o.warmup, "untimed steps first (default 2)");
+  app.add_option("--steps", o.steps, "timed steps (default 10)")->check(rule(fields::kIterations));
+  app.add_option("--warmup", o.warmup, "untimed steps first (default 2)")
+      ->check(rule(fields::kWarmup));
   app.add_option("--bucket", bucket, "gradient bucket size (default 25MiB, PyTorch DDP's)");
   app.add_flag("--no-overlap", no_overlap,
                "reduce gradients after the backward pass, not during it");
@@ -175,7 +181,8 @@ int train(const std::vector<std::string>& args) {
                "rank 0 also trains one worker on the whole global batch and compares weights");
   app.add_option("--backend", backend,
                  "mpi (CPU, fp32, OpenBLAS) | nccl (GPU, bf16 cuBLAS, one GPU per rank)");
-  app.add_option("--timeout", timeout, "seconds without progress before the run is aborted");
+  app.add_option("--timeout", timeout, "seconds without progress before the run is aborted")
+      ->check(rule(fields::kTimeout));
   app.add_option("--json", json, "also write the results to this file");
   app.add_option("--data", data, "catalog directory (for --model)");
   if (std::optional<int> done = parse_flags(app, args, kName)) {
@@ -288,8 +295,11 @@ int gemm(const std::vector<std::string>& args) {
   std::vector<int64_t> sizes = {1024, 2048, 4096, 8192};
   std::string backend = "mpi", json;
   int iters = 10;
-  app.add_option("--sizes", sizes, "matrix sizes, e.g. 1024,4096,16384")->delimiter(',');
-  app.add_option("--iters", iters, "timed runs per size (default 10)");
+  app.add_option("--sizes", sizes, "matrix sizes, e.g. 1024,4096,16384")
+      ->delimiter(',')
+      ->check(rule(fields::kWidth));
+  app.add_option("--iters", iters, "timed runs per size (default 10)")
+      ->check(rule(fields::kIterations));
   app.add_option("--backend", backend, "mpi (CPU, fp32) | nccl (GPU, bf16)");
   app.add_option("--json", json, "also write the results to this file");
   if (std::optional<int> done = parse_flags(app, args, kName)) {
@@ -333,7 +343,7 @@ int memory(const std::vector<std::string>& args) {
   std::string backend = "mpi", size = "1GiB", json;
   int iters = 10;
   app.add_option("--size", size, "bytes copied per run (default 1GiB)");
-  app.add_option("--iters", iters, "timed runs (default 10)");
+  app.add_option("--iters", iters, "timed runs (default 10)")->check(rule(fields::kIterations));
   app.add_option("--backend", backend, "mpi (host memory) | nccl (GPU memory)");
   app.add_option("--json", json, "also write the results to this file");
   if (std::optional<int> done = parse_flags(app, args, kName)) {

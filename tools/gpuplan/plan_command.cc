@@ -175,32 +175,40 @@ int run_plan(const std::vector<std::string>& args) {
   app.add_option("job", file, "job file (TOML; see examples/plan-*.toml)");
   app.add_option("--model", model, "catalog model id or path to a config.json");
   app.add_option("--task", kind, "pretrain | finetune | lora | qlora | serve");
-  app.add_option("--tokens", tokens, "training tokens, e.g. 2e9");
-  app.add_option("--seq", seq, "training sequence length (default 4096)");
+  app.add_option("--tokens", tokens, "training tokens, e.g. 2e9")->check(rule(fields::kTokens));
+  app.add_option("--seq", seq, "training sequence length (default 4096)")
+      ->check(rule(fields::kSeq));
   std::string framework;
   app.add_option("--framework", framework,
                  "training software, ID or ID@YEAR (default megatron-lm as of today)");
   app.add_option("--global-batch", global_batch,
-                 "sequences per step (default 1024 pre-training, 128 otherwise)");
+                 "sequences per step (default 1024 pre-training, 128 otherwise)")
+      ->check(rule(fields::kGlobalBatch));
   app.add_option("--deadline", deadline, "time allowed, e.g. '7 d' or '36 h'");
   app.add_option("--budget", budget, "most you can spend, e.g. '50000 BRL'");
-  app.add_option("--users", users, "serve: concurrent users");
+  app.add_option("--users", users, "serve: concurrent users")->check(rule(fields::kUsers));
   app.add_option("--rate", rate,
-                 "serve: requests per second (instead of --users; needs --latency-target)");
-  app.add_option("--input-tokens", input_tokens, "serve: prompt tokens per request");
-  app.add_option("--output-tokens", output_tokens, "serve: generated tokens per request");
+                 "serve: requests per second (instead of --users; needs --latency-target)")
+      ->check(rule(fields::kRate));
+  app.add_option("--input-tokens", input_tokens, "serve: prompt tokens per request")
+      ->check(rule(fields::kRequestTokens));
+  app.add_option("--output-tokens", output_tokens, "serve: generated tokens per request")
+      ->check(rule(fields::kRequestTokens));
   app.add_option("--latency-target", latency, "serve: most time per output token, e.g. '50 ms'");
   app.add_option("--residency", residency, "country codes the data must stay in, e.g. BR")
       ->delimiter(',');
   app.add_option("--offers", offers, "consider only these offers")->delimiter(',');
   app.add_option("--currency", currency, "report costs in this currency (e.g. BRL)");
-  app.add_option("--usd-rate", usd_rate, "units of --currency per USD, e.g. 5.4");
+  app.add_option("--usd-rate", usd_rate, "units of --currency per USD, e.g. 5.4")
+      ->check(rule(fields::kUsdRate));
   app.add_option("--egress", egress, "data that leaves the provider, e.g. '500 GB'");
   app.add_option(
       "--price", prices,
       "OFFER=VALUE/h for an offer without a public price, e.g. eveo-hgx-8xh200='250 BRL/h'");
-  app.add_option("--max-nodes", max_nodes, "largest node count tried per offer (default 256)");
-  app.add_option("--threads", threads, "worker threads for the layout search");
+  app.add_option("--max-nodes", max_nodes, "largest node count tried per offer (default 256)")
+      ->check(rule(fields::kMaxNodes));
+  app.add_option("--threads", threads, "worker threads for the layout search")
+      ->check(rule(fields::kThreads));
   app.add_flag("--json", json, "print JSON");
   app.add_option("--data", data, "catalog directory");
   std::string profile;
@@ -256,13 +264,10 @@ int run_plan(const std::vector<std::string>& args) {
     job.latency_target = Seconds(*d);
   }
   if (!budget.empty()) {
-    double amount = 0;
-    char cur[8] = {0};
-    if (std::sscanf(budget.c_str(), "%lf %3[A-Z]", &amount, cur) != 2) {
-      return usage("--budget", fmt::format("'{}' is not an amount of money", budget),
-                   "e.g. '50000 BRL'");
-    }
-    job.budget = Money{amount, cur};
+    Result<Money> m = parse_money(budget, "");
+    if (!m)
+      return usage("--budget", m.error().what, m.error().hint);
+    job.budget = *m;
   }
   if (users > 0)
     job.users = users;
@@ -276,8 +281,12 @@ int run_plan(const std::vector<std::string>& args) {
     job.residency = residency;
   if (!offers.empty())
     job.offers = offers;
-  if (!currency.empty())
-    job.currency = currency;
+  if (!currency.empty()) {
+    Result<std::string> code = parse_currency(currency);
+    if (!code)
+      return usage("--currency", code.error().what, code.error().hint);
+    job.currency = *code;
+  }
   if (usd_rate > 0)
     job.usd_rate = usd_rate;
   if (!egress.empty()) {
@@ -290,14 +299,14 @@ int run_plan(const std::vector<std::string>& args) {
     job.max_nodes = max_nodes;
   for (const std::string& p : prices) {
     const size_t eq = p.find('=');
-    double amount = 0;
-    char cur[8] = {0};
-    if (eq == std::string::npos ||
-        std::sscanf(p.c_str() + eq + 1, "%lf %3[A-Z]/h", &amount, cur) != 2) {
-      return usage("--price", fmt::format("'{}' is not OFFER=VALUE/h", p),
+    Result<Money> m = eq == std::string::npos
+                          ? Result<Money>(fail("", "no '='", ""))
+                          : parse_money(std::string_view(p).substr(eq + 1), "h");
+    if (!m) {
+      return usage("--price", fmt::format("'{}' is not OFFER=PRICE/h", p),
                    "e.g. eveo-hgx-8xh200='250 BRL/h'");
     }
-    job.prices[p.substr(0, eq)] = Money{amount, cur};
+    job.prices[p.substr(0, eq)] = *m;
   }
   Result<bool> ok = check_plan_job(job, *catalog);
   if (!ok)

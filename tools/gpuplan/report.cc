@@ -69,13 +69,12 @@ std::string Table::str(const std::string& indent) const {
 }
 
 Result<Money> parse_price(const std::string& text) {
-  double amount = 0;
-  char currency[8] = {0};
-  if (std::sscanf(text.c_str(), "%lf %3[A-Z]/h", &amount, currency) != 2 || amount < 0) {
+  Result<Money> m = parse_money(text, "h");
+  if (!m) {
     return fail("--price", fmt::format("'{}' is not a price per GPU-hour", text),
                 "write it as e.g. '2.5 USD/h' or '14 BRL/h'");
   }
-  return Money{amount, currency};
+  return m;
 }
 
 }  // namespace gpuplan::cli

@@ -38,20 +38,28 @@ int run_scale(const std::vector<std::string>& args) {
                  "GPU-to-GPU fabrics inside a node to compare, e.g. nvlink4,pcie5")
       ->delimiter(',')
       ->required();
-  app.add_option("--gpus", counts, "GPU counts, e.g. 1,2,4,8,16")->delimiter(',')->required();
+  app.add_option("--gpus", counts, "GPU counts, e.g. 1,2,4,8,16")
+      ->delimiter(',')
+      ->required()
+      ->check(rule(fields::kGpus));
   app.add_option("--per-gpu-batch", per_gpu_batch,
-                 "sequences per GPU per step (weak scaling; default 8)");
+                 "sequences per GPU per step (weak scaling; default 8)")
+      ->check(rule(fields::kPerGpuBatch));
   app.add_option("--global-batch", global_batch,
-                 "sequences per step for every count (strong scaling)");
-  app.add_option("--seq", seq, "tokens per sequence (default 4096 or the model's limit)");
+                 "sequences per step for every count (strong scaling)")
+      ->check(rule(fields::kGlobalBatch));
+  app.add_option("--seq", seq, "tokens per sequence (default 4096 or the model's limit)")
+      ->check(rule(fields::kSeq));
   app.add_option("--precision", precision, "bf16 | fp16 | fp8 (default bf16)");
   app.add_option("--framework", framework,
                  "training software, ID or ID@YEAR (default megatron-lm as of today)");
   app.add_flag("--best", best,
                "each count's own fastest layout, not the smallest count's setup at every count");
-  app.add_option("--gpus-per-node", gpus_per_node, "GPUs per node (default 8)");
+  app.add_option("--gpus-per-node", gpus_per_node, "GPUs per node (default 8)")
+      ->check(rule(fields::kGpusPerNode));
   app.add_option("--scale-out", scale_out, "fabric between nodes (default ib-ndr-400g)");
-  app.add_option("--nics-per-node", nics_per_node, "NICs per node (default 8)");
+  app.add_option("--nics-per-node", nics_per_node, "NICs per node (default 8)")
+      ->check(rule(fields::kNicsPerNode));
   app.add_flag("--json", json, "print JSON");
   app.add_option("--data", data, "catalog directory");
   std::string profile;
@@ -97,6 +105,8 @@ int run_scale(const std::vector<std::string>& args) {
     return report_error(kName, Error{"--framework", software.error().what, software.error().hint});
   if (seq == 0)
     seq = model->max_positions > 0 ? std::min<int64_t>(4096, model->max_positions) : 4096;
+  if (Result<int64_t> c = check_context(*model, seq, "--seq"); !c)
+    return report_error(kName, c.error(), kExitUsage);
 
   ScaleJob sj;
   sj.base.memory.task = Task::kTrain;

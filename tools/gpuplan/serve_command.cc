@@ -42,33 +42,45 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--offer", f.offer,
                  "catalog offer: its GPU, node, network and price (instead of --gpu)");
   app.add_option("--price", f.price, "price per GPU-hour, e.g. '2.5 USD/h' (default: the offer's)");
-  app.add_option("--input", f.input, "prompt tokens per request");
-  app.add_option("--output", f.output, "output tokens per request");
+  app.add_option("--input", f.input, "prompt tokens per request")
+      ->check(rule(fields::kRequestTokens));
+  app.add_option("--output", f.output, "output tokens per request")
+      ->check(rule(fields::kRequestTokens));
   app.add_option("--lengths", f.lengths,
                  "CSV of per-request lengths (header input_tokens,output_tokens), instead of "
                  "--input and --output");
-  app.add_option("--tp", f.tp, "GPUs per instance (tensor parallel); default: try 1, 2, 4, 8");
-  app.add_option("--pp", f.pp, "pipeline stages per instance (default 1)");
+  app.add_option("--tp", f.tp, "GPUs per instance (tensor parallel); default: try 1, 2, 4, 8")
+      ->check(rule(fields::kParallel));
+  app.add_option("--pp", f.pp, "pipeline stages per instance (default 1)")
+      ->check(rule(fields::kParallel));
   app.add_option("--gpus-per-node", f.gpus_per_node,
-                 "GPUs per node (default: the GPU's NVLink domain, or --max-tp over PCIe)");
+                 "GPUs per node (default: the GPU's NVLink domain, or --max-tp over PCIe)")
+      ->check(rule(fields::kGpusPerNode));
   app.add_option("--scale-out", f.scale_out,
                  "network between nodes, for instances that span them, e.g. ib-ndr-400g");
-  app.add_option("--nics-per-node", f.nics_per_node, "NICs per node (default: one per GPU)");
+  app.add_option("--nics-per-node", f.nics_per_node, "NICs per node (default: one per GPU)")
+      ->check(rule(fields::kNicsPerNode));
   app.add_option("--max-tp", f.max_tp,
-                 "without --tp, the most PCIe cards one instance may span (default 8)");
+                 "without --tp, the most PCIe cards one instance may span (default 8)")
+      ->check(rule(fields::kParallel));
   app.add_option("--precision", f.precision, "weights: bf16, fp16, fp8, int8, int4 (default bf16)");
   app.add_option("--kv-precision", f.kv_precision, "KV cache: bf16 or fp8 (default: as weights)");
   app.add_option("--rate", f.rate,
                  "Poisson arrivals, requests/s over all replicas (default: every request "
-                 "queued at once)");
+                 "queued at once)")
+      ->check(rule(fields::kRate));
   app.add_option("--users", f.users,
                  "closed loop: concurrent users, each sending its next request when the last "
-                 "ends (instead of --rate)");
+                 "ends (instead of --rate)")
+      ->check(rule(fields::kUsers));
   app.add_option("--think", f.think, "closed loop: a user's pause between requests, e.g. '5 s'");
   app.add_option("--static-batch", f.static_batch,
-                 "static batching: sequences per batch (default: continuous batching)");
-  app.add_option("--requests", f.requests, "requests to simulate (default 1000)");
-  app.add_option("--replicas", f.replicas, "instances behind the load balancer (default 1)");
+                 "static batching: sequences per batch (default: continuous batching)")
+      ->check(rule(fields::kBatch));
+  app.add_option("--requests", f.requests, "requests to simulate (default 1000)")
+      ->check(rule(fields::kRequests));
+  app.add_option("--replicas", f.replicas, "instances behind the load balancer (default 1)")
+      ->check(rule(fields::kReplicas));
   app.add_option("--balancer", f.balancer, "least-loaded or round-robin (default least-loaded)");
   app.add_option("--kv-policy", f.kv_policy,
                  "reserve (a request's whole context at admission, as TensorRT-LLM) or paged "
@@ -76,9 +88,11 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--slo-ttft", f.slo_ttft, "objective: p99 time to first token, e.g. '2 s'");
   app.add_option("--slo-tpot", f.slo_tpot, "objective: p99 time per output token, e.g. '50 ms'");
   app.add_option("--target-rate", f.target_rate,
-                 "requests/s to serve: size the fleet (needs --slo-ttft or --slo-tpot)");
+                 "requests/s to serve: size the fleet (needs --slo-ttft or --slo-tpot)")
+      ->check(rule(fields::kRate));
   app.add_option("--target-users", f.target_users,
-                 "with --users: concurrent users to serve: size the fleet (needs an objective)");
+                 "with --users: concurrent users to serve: size the fleet (needs an objective)")
+      ->check(rule(fields::kUsers));
   app.add_option("--seed", f.seed, "arrival generator seed (default 1)");
   app.add_option("--profile", f.profile, "calibration profile from 'gpuplan calibrate'");
   app.add_option("--data", f.data, "catalog directory");
@@ -393,14 +407,10 @@ int run_serve(const std::vector<std::string>& args) {
     return report_error(kName, model.error());
   }
   a.model = model->id;
-  if (model->max_positions > 0 && a.workload.max_context() > model->max_positions) {
-    const std::string what = f.lengths.empty() ? fmt::format("{} + {} tokens", f.input, f.output)
-                                               : fmt::format("the longest request, {} tokens,",
-                                                             a.workload.max_context());
-    return usage(
-        f.lengths.empty() ? "--input" : "--lengths",
-        fmt::format("{} exceed the {}-token context of {}", what, model->max_positions, model->id),
-        "shorten the prompt or the output");
+  if (Result<int64_t> c = check_context(*model, a.workload.max_context(),
+                                        f.lengths.empty() ? "--input + --output" : "--lengths");
+      !c) {
+    return report_error(kName, c.error(), kExitUsage);
   }
   if (Result<bool> h = read_hardware(f, *catalog, a); !h) {
     return report_error(kName, h.error(), h.error().where == "--price" ? kExitUsage : kExitError);

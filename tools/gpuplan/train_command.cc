@@ -152,27 +152,36 @@ int run_train(const std::vector<std::string>& args) {
   app.add_option("model", model_id, "catalog model id or path to a config.json")->required();
   app.add_option("--gpu", cf.gpu, "catalog GPU id");
   app.add_option("--offer", cf.offer, "catalog offer: GPU, node size, fabrics and price");
-  app.add_option("--gpus", cf.gpus, "total GPUs")->required();
-  app.add_option("--gpus-per-node", cf.gpus_per_node, "GPUs per node (default 8 or the offer's)");
+  app.add_option("--gpus", cf.gpus, "total GPUs")->required()->check(rule(fields::kGpus));
+  app.add_option("--gpus-per-node", cf.gpus_per_node, "GPUs per node (default 8 or the offer's)")
+      ->check(rule(fields::kGpusPerNode));
   app.add_option("--scale-up", cf.scale_up, "fabric inside a node (default: the GPU's)");
   app.add_option("--scale-out", cf.scale_out, "fabric between nodes (per NIC)");
-  app.add_option("--nics-per-node", cf.nics_per_node, "NICs per node (default one per GPU)");
-  app.add_option("--tp", tp, "tensor-parallel size (default 1)");
-  app.add_option("--pp", pp, "pipeline stages (default 1)");
-  app.add_option("--dp", dp, "data-parallel size (default: GPUs / (tp pp cp))");
-  app.add_option("--cp", cp, "context-parallel size (default 1)");
+  app.add_option("--nics-per-node", cf.nics_per_node, "NICs per node (default one per GPU)")
+      ->check(rule(fields::kNicsPerNode));
+  app.add_option("--tp", tp, "tensor-parallel size (default 1)")->check(rule(fields::kParallel));
+  app.add_option("--pp", pp, "pipeline stages (default 1)")->check(rule(fields::kParallel));
+  app.add_option("--dp", dp, "data-parallel size (default: GPUs / (tp pp cp))")
+      ->check(rule(fields::kParallel));
+  app.add_option("--cp", cp, "context-parallel size (default 1)")->check(rule(fields::kParallel));
   app.add_option("--ep", ep,
-                 "expert-parallel size for MoE models: ep x etp divides tp x cp x dp (default 1)");
-  app.add_option("--etp", etp, "expert tensor-parallel size (default: as --tp)");
+                 "expert-parallel size for MoE models: ep x etp divides tp x cp x dp (default 1)")
+      ->check(rule(fields::kParallel));
+  app.add_option("--etp", etp, "expert tensor-parallel size (default: as --tp)")
+      ->check(rule(fields::kParallel));
   app.add_option("--micro-batch", micro_batch,
-                 "sequences per micro-batch (default 0: the fastest that fits)");
-  app.add_option("--global-batch", global_batch, "sequences per optimizer step")->required();
-  app.add_option("--seq", seq, "tokens per sequence")->required();
+                 "sequences per micro-batch (default 0: the fastest that fits)")
+      ->check(rule(fields::kMicroBatch));
+  app.add_option("--global-batch", global_batch, "sequences per optimizer step")
+      ->required()
+      ->check(rule(fields::kGlobalBatch));
+  app.add_option("--seq", seq, "tokens per sequence")->required()->check(rule(fields::kSeq));
   app.add_option("--recompute", recompute, "none | selective | full (default none)");
-  app.add_option("--zero", zero, "ZeRO stage 0..3 (default 0)");
+  app.add_option("--zero", zero, "ZeRO stage 0..3 (default 0)")->check(rule(fields::kZeroStage));
   app.add_flag("--sequence-parallel", sp, "sequence parallelism with TP");
   app.add_option("--virtual-stages", virtual_stages,
-                 "interleaved chunks per stage (default 1; 0: the fastest)");
+                 "interleaved chunks per stage (default 1; 0: the fastest)")
+      ->check(rule(fields::kVirtualStages));
   app.add_option("--precision", precision, "bf16 | fp16 | fp8 | fp32 (default bf16)");
   app.add_option("--attention", attention, "flash | eager (default: the framework's)");
   app.add_option("--framework", framework,
@@ -181,13 +190,16 @@ int run_train(const std::vector<std::string>& args) {
   app.add_option("--optimizer", optimizer, "adam | adam8bit | sgd | adafactor (default adam)");
   app.add_flag("--offload-optimizer", offload,
                "optimizer states in host memory, updated on the CPU (ZeRO-Offload)");
-  app.add_option("--tokens", tokens, "token budget for time-to-train, e.g. 1e12");
+  app.add_option("--tokens", tokens, "token budget for time-to-train, e.g. 1e12")
+      ->check(rule(fields::kTokens));
   app.add_option("--price", price_text,
                  "price per GPU-hour, e.g. '2.5 USD/h' (default: the offer's)");
   app.add_flag("--search", search,
                "search every layout; flags you give (--tp, --zero, ...) stay fixed");
-  app.add_option("--top", top, "with --search: how many layouts to list (default 10)");
-  app.add_option("--threads", threads, "with --search: worker threads (default: all cores)");
+  app.add_option("--top", top, "with --search: how many layouts to list (default 10)")
+      ->check(rule(fields::kTop));
+  app.add_option("--threads", threads, "with --search: worker threads (default: all cores)")
+      ->check(rule(fields::kThreads));
   app.add_flag("--tp-across-nodes", tp_across_nodes,
                "with --search: allow tensor parallelism beyond one NVLink domain");
   app.add_flag("--json", json, "print JSON");
@@ -239,6 +251,8 @@ int run_train(const std::vector<std::string>& args) {
   Result<Model> model = catalog->model(model_id);
   if (!model)
     return report_error(kName, model.error());
+  if (Result<int64_t> c = check_context(*model, seq, "--seq"); !c)
+    return report_error(kName, c.error(), kExitUsage);
   std::optional<Money> price;
   Result<Cluster> cluster = make_cluster(*catalog, cf, &price);
   if (!cluster)

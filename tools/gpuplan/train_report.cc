@@ -20,6 +20,9 @@ Result<Cluster> make_cluster(const Catalog& c, const ClusterFlags& f, std::optio
   std::string out = f.scale_out;
   cl.gpus_per_node = f.gpus_per_node;
   cl.nics_per_node = f.nics_per_node;
+  if (!f.offer.empty() && !f.gpu.empty()) {
+    return fail("--offer", "give --gpu or --offer, not both", "the offer names its GPU");
+  }
   if (!f.offer.empty()) {
     Result<const Offer*> o = c.offer(f.offer);
     if (!o)

@@ -213,7 +213,8 @@ int run_validate(const std::vector<std::string>& args) {
   int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   app.add_flag("--cross-validate", cross,
                "training files: refit the model without each source and predict that source");
-  app.add_option("--threads", threads, "with --cross-validate: worker threads (default: all)");
+  app.add_option("--threads", threads, "with --cross-validate: worker threads (default: all)")
+      ->check(rule(fields::kThreads));
   app.add_option("--data", data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
   if (std::optional<int> done = parse_flags(app, args, kName)) {
     return *done;
