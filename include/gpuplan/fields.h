@@ -63,7 +63,7 @@ inline constexpr Field kLoraRank{"lora_rank", 1, 65536, "", true};
 inline constexpr Field kRequestTokens{"tokens per request", 1, 1 << 24, "tokens", true};
 inline constexpr Field kRate{"rate_per_s", 1e-6, 1e9, "requests/s"};
 inline constexpr Field kUsers{"users", 1, 1e9, "users", true};
-inline constexpr Field kRequests{"requests", 1, 1e7, "requests", true};
+inline constexpr Field kRequests{"requests", 1, 1e6, "requests", true};
 inline constexpr Field kReplicas{"replicas", 1, 10000, "instances", true};
 inline constexpr Field kBatch{"batch", 1, 1 << 20, "sequences", true};
 
@@ -77,6 +77,9 @@ inline constexpr Field kIterations{"iters", 1, 1e6, "iterations", true};
 inline constexpr Field kWarmup{"warmup", 0, 1e6, "iterations", true};
 inline constexpr Field kTimeout{"timeout", 1e-3, 1e6, "s"};
 inline constexpr Field kSizeFactor{"factor", 1.001, 1024, ""};
+// One buffer the harness allocates (a message, a gradient bucket, a copy): 64 GiB, more than
+// any one GPU's memory in 2026 and within a large host's.
+inline constexpr Field kBufferBytes{"buffer size", 1, 68719476736.0, "bytes", true};
 inline constexpr Field kWidth{"hidden", 1, 1 << 17, "", true};
 inline constexpr Field kLayers{"layers", 1, 1 << 14, "layers", true};
 

@@ -491,7 +491,8 @@ int run_fit(const std::vector<std::string>& args) {
                  "training software, ID or ID@YEAR: how it keeps state and attention (default "
                  "megatron-lm; gpuplan catalog list frameworks)");
   app.add_option("--zero", f.zero,
-                 "ZeRO stage 0..3 (default 0; the GPU-count search tries all unless given)");
+                 "ZeRO stage 0..3 (default 0; the GPU-count search tries all unless given)")
+      ->check(rule(fields::kZeroStage));
   app.add_option("--recompute", f.recompute,
                  "none | selective | full (default none; the search tries all unless given)");
   app.add_option("--tp", f.tp, "tensor-parallel size (default 1)")->check(rule(fields::kParallel));
@@ -522,23 +523,14 @@ int run_fit(const std::vector<std::string>& args) {
   if (std::optional<int> done = parse_flags(app, args, kName)) {
     return *done;
   }
-  for (const auto& [flag, value] :
-       std::vector<std::pair<const char*, int64_t>>{{"--seq", f.seq},
-                                                    {"--micro-batch", f.micro_batch},
-                                                    {"--batch", f.batch},
-                                                    {"--context", f.context},
-                                                    {"--tp", f.tp},
-                                                    {"--pp", f.pp},
-                                                    {"--dp", f.dp},
-                                                    {"--virtual-stages", f.virtual_stages},
-                                                    {"--lora-rank", f.lora_rank},
-                                                    {"--max-gpus", f.max_gpus}}) {
-    const bool may_be_zero = std::string(flag) == "--seq" || std::string(flag) == "--context";
-    if (value < 0 || (value == 0 && !may_be_zero) || (value == 0 && app.count(flag) > 0)) {
-      return report_error(
-          kName,
-          Error{flag, fmt::format("must be a positive integer, got {}", value), "e.g. 1, 2, 8"},
-          kExitUsage);
+  // Ranges are checked by the flags' field rules (fields.h); 0 asks train's search for the
+  // fastest micro-batch or interleaving, which fit, checking one layout, cannot do.
+  for (const auto& [flag, value] : {std::pair{"--micro-batch", f.micro_batch},
+                                    std::pair{"--virtual-stages", f.virtual_stages}}) {
+    if (value == 0) {
+      return report_error(kName,
+                          Error{flag, "0 (the fastest) is for train --search", "give 1 or more"},
+                          kExitUsage);
     }
   }
   if (!f.gpu.empty() && !f.offer.empty()) {
@@ -555,13 +547,6 @@ int run_fit(const std::vector<std::string>& args) {
   Result<MemoryJob> job = make_job(f, *model, *catalog);
   if (!job)
     return report_error(kName, job.error(), kExitUsage);
-  if (f.zero < 0 || f.zero > 3) {
-    return report_error(kName,
-                        Error{"--zero", fmt::format("stage {} does not exist", f.zero),
-                              "ZeRO stages are 0, 1, 2, 3"},
-                        kExitUsage);
-  }
-
   Target target;
   if (!f.gpu.empty()) {
     Result<const Gpu*> g = catalog->gpu(f.gpu);

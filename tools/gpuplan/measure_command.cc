@@ -26,7 +26,7 @@ Result<double> bytes_flag(const char* flag, const std::string& text) {
   Result<double> v = parse_quantity(text, Dimension::kBytes);
   if (!v)
     return fail(flag, v.error().what, v.error().hint);
-  return v;
+  return check_field(fields::kBufferBytes, *v, flag);
 }
 
 double quantile(std::vector<double> v, double q) {

@@ -75,10 +75,6 @@ int run_scale(const std::vector<std::string>& args) {
         kExitUsage);
   }
   for (int64_t n : counts) {
-    if (n <= 0) {
-      return report_error(kName, Error{"--gpus", fmt::format("count {} must be positive", n), ""},
-                          kExitUsage);
-    }
     if (global_batch > 0 && global_batch % n != 0) {
       return report_error(
           kName,

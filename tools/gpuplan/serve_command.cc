@@ -18,7 +18,7 @@ namespace {
 constexpr const char* kName = "serve";
 
 // The simulation keeps every request in memory (~100 bytes each).
-constexpr int64_t kMostRequests = 10'000'000;
+constexpr int64_t kMostRequests = static_cast<int64_t>(fields::kRequests.max);
 
 int usage(const std::string& flag, const std::string& what, const std::string& hint) {
   return report_error(kName, Error{flag, what, hint}, kExitUsage);

@@ -209,25 +209,7 @@ int run_train(const std::vector<std::string>& args) {
   if (std::optional<int> done = parse_flags(app, args, kName)) {
     return *done;
   }
-  for (const auto& [flag, v] :
-       std::vector<std::pair<const char*, int64_t>>{{"--gpus", cf.gpus},
-                                                    {"--tp", tp},
-                                                    {"--pp", pp},
-                                                    {"--cp", cp},
-                                                    {"--global-batch", global_batch},
-                                                    {"--seq", seq}}) {
-    if (v <= 0) {
-      return report_error(
-          kName, Error{flag, fmt::format("must be a positive integer, got {}", v), ""}, kExitUsage);
-    }
-  }
-  if (micro_batch < 0 || virtual_stages < 0 || dp < 0 || zero < 0 || zero > 3 || tokens < 0) {
-    return report_error(
-        kName,
-        Error{"", "--micro-batch, --virtual-stages, --dp, --tokens must be >= 0 and --zero 0..3",
-              ""},
-        kExitUsage);
-  }
+  // Ranges are checked by the flags' field rules (fields.h) as they are parsed.
   if (!attention.empty() && attention != "flash" && attention != "eager") {
     return report_error(kName,
                         Error{"--attention", fmt::format("unknown kernel '{}'", attention),
