@@ -50,8 +50,11 @@ void print_json(const ValidationReport& r) {
       .begin_object()
       .field("rows", r.rows)
       .field("predicted", r.predicted)
-      .field("median_abs_error_pct", r.median_abs_error_pct)
-      .field("max_abs_error_pct", r.max_abs_error_pct)
+      // With nothing predicted there is no error to summarise: null, not 0.
+      .field("median_abs_error_pct",
+             r.predicted > 0 ? std::optional<double>(r.median_abs_error_pct) : std::nullopt)
+      .field("max_abs_error_pct",
+             r.predicted > 0 ? std::optional<double>(r.max_abs_error_pct) : std::nullopt)
       .end_object();
   w.end_object();
   fmt::print("{}", w.str());
@@ -129,6 +132,10 @@ void print_text(const ValidationReport& r) {
     print_training(r);
   } else {
     print_inference(r);
+  }
+  if (r.predicted == 0) {
+    fmt::print("\nsummary: {} rows, none predicted\n", r.rows);
+    return;
   }
   fmt::print("\nsummary: {} rows, {} predicted, median |error| {:.1f} %, max |error| {:.1f} %\n",
              r.rows, r.predicted, r.median_abs_error_pct, r.max_abs_error_pct);
