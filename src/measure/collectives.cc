@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <thread>
 
 #include "measure/harness.h"
@@ -70,6 +71,9 @@ std::vector<SizePoint> sweep_collective(Communicator& comm, Watchdog& dog, const
       dog.begin(what);
       if (comm.rank() == o.inject_hang_rank) {
         std::this_thread::sleep_for(std::chrono::hours(1));  // fault injection: a hung rank
+      }
+      if (comm.rank() == o.inject_kill_rank) {
+        std::raise(SIGKILL);  // fault injection: a rank that dies, as under the OOM killer
       }
       const double t0 = seconds_now();
       comm.run(o.op, send, recv, static_cast<size_t>(count));

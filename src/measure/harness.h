@@ -27,6 +27,7 @@ struct SweepOptions {
   int iters = 20;
   int warmup = 5;
   int inject_hang_rank = -1;  // fault injection for testing the watchdog; -1: none
+  int inject_kill_rank = -1;  // fault injection: this rank dies (SIGKILL) mid-sweep; -1: none
 };
 
 struct SizePoint {

@@ -60,7 +60,7 @@ int collectives(const std::vector<std::string>& args) {
       "gpuplan measure collectives");
   std::string op = "all_reduce", min = "8B", max = "256MiB", backend = "mpi", json;
   double factor = 2, timeout = 60;
-  int iters = 20, warmup = 5, hang = -1;
+  int iters = 20, warmup = 5, hang = -1, kill = -1;
   app.add_option("--op", op, "all_reduce | all_gather | reduce_scatter | broadcast | all_to_all");
   app.add_option("--min", min, "smallest message, e.g. 8B");
   app.add_option("--max", max, "largest message, e.g. 256MiB");
@@ -75,6 +75,7 @@ int collectives(const std::vector<std::string>& args) {
       ->check(rule(fields::kTimeout));
   app.add_option("--json", json, "also write the results to this file");
   app.add_option("--inject-hang", hang, "fault injection: this rank hangs (tests the watchdog)");
+  app.add_option("--inject-kill", kill, "fault injection: this rank dies mid-sweep");
   if (std::optional<int> done = parse_flags(app, args, kName)) {
     return *done;
   }
@@ -100,6 +101,7 @@ int collectives(const std::vector<std::string>& args) {
   o.iters = iters;
   o.warmup = warmup;
   o.inject_hang_rank = hang;
+  o.inject_kill_rank = kill;
   measure::MpiSession mpi(nullptr, nullptr);
   auto comm = communicator(backend);
   if (!comm)
