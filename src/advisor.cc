@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "gpuplan/fields.h"
 #include "gpuplan/fit.h"
 #include "gpuplan/format.h"
 #include "gpuplan/inference.h"
@@ -425,20 +426,33 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
       return fail("rate_per_s", "a request rate needs a latency_target to size the users in flight",
                   "users in flight = rate x output tokens x time per token (Little's law)");
     }
+    // The ranges are the fields' rules, the ones the flags and job-file keys were checked by: a
+    // job built by a program is held to them too.
+    if (job.users > 0) {
+      GPUPLAN_RETURN_IF_ERROR(check_count(fields::kUsers, job.users, "users"));
+    } else {
+      GPUPLAN_RETURN_IF_ERROR(check_field(fields::kRate, job.rate_per_s, "rate_per_s"));
+    }
+    GPUPLAN_RETURN_IF_ERROR(check_count(fields::kRequestTokens, job.input_tokens, "input_tokens"));
+    GPUPLAN_RETURN_IF_ERROR(
+        check_count(fields::kRequestTokens, job.output_tokens, "output_tokens"));
   } else {
     if (!(job.tokens > 0)) {
       return fail("tokens", fmt::format("a training job needs tokens > 0, got {}", job.tokens),
                   "give the tokens to train on (or epochs x dataset tokens)");
     }
-    if (job.seq <= 0 || job.global_batch < 0) {
-      return fail("seq", "seq and global_batch must be positive", "");
+    GPUPLAN_RETURN_IF_ERROR(check_field(fields::kTokens, job.tokens, "tokens"));
+    GPUPLAN_RETURN_IF_ERROR(check_count(fields::kSeq, job.seq, "seq"));
+    if (job.global_batch != 0) {  // 0: the default for the kind of job
+      GPUPLAN_RETURN_IF_ERROR(check_count(fields::kGlobalBatch, job.global_batch, "global_batch"));
     }
   }
+  GPUPLAN_RETURN_IF_ERROR(check_count(fields::kMaxNodes, job.max_nodes, "max_nodes"));
   if (job.deadline && job.deadline->si() <= 0) {
     return fail("deadline", "the deadline has already passed", "give a time from now, e.g. '7 d'");
   }
-  if (!job.currency.empty() && job.usd_rate && *job.usd_rate <= 0) {
-    return fail("usd_rate", "the exchange rate must be positive", "");
+  if (job.usd_rate) {
+    GPUPLAN_RETURN_IF_ERROR(check_field(fields::kUsdRate, *job.usd_rate, "usd_rate"));
   }
   if (Result<Model> m = catalog.model(job.model)) {
     const int64_t tokens =

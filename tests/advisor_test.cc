@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "shipped_catalog.h"
 
 namespace gpuplan {
@@ -165,6 +167,15 @@ TEST_F(AdvisorTest, BadJobsAreErrors) {
   PlanJob j = lora_70b();
   j.tokens = 0;
   EXPECT_EQ(check_plan_job(j, *catalog_).error().what, "a training job needs tokens > 0, got 0");
+  // A job built by a program, not read from flags or a file, meets the same field rules
+  // (fields.h: seq 1 to 16,777,216 tokens, usd_rate 1e-09 to 1e+09).
+  j = lora_70b();
+  j.seq = 0;
+  EXPECT_EQ(check_plan_job(j, *catalog_).error().message(),
+            "seq: 0 is out of range; expected 1 to 16,777,216 tokens");
+  j = lora_70b();
+  j.usd_rate = std::nan("");
+  EXPECT_EQ(check_plan_job(j, *catalog_).error().where, "usd_rate");
   j = lora_70b();
   j.offers = {"eveo-hgx"};
   EXPECT_EQ(check_plan_job(j, *catalog_).error().hint,

@@ -80,6 +80,8 @@ inline constexpr Field kSizeFactor{"factor", 1.001, 1024, ""};
 // One buffer the harness allocates (a message, a gradient bucket, a copy): 64 GiB, more than
 // any one GPU's memory in 2026 and within a large host's.
 inline constexpr Field kBufferBytes{"buffer size", 1, 68719476736.0, "bytes", true};
+// One side of the square GEMMs `measure gemm` times: three 65536^2 fp32 matrices are 48 GiB.
+inline constexpr Field kGemmSize{"matrix size", 1, 65536, "", true};
 inline constexpr Field kWidth{"hidden", 1, 1 << 17, "", true};
 inline constexpr Field kLayers{"layers", 1, 1 << 14, "layers", true};
 
