@@ -13,6 +13,12 @@ std::string bound_text(const Field& f, double v) {
   return f.integer ? grouped(std::llround(v)) : fmt::format("{:g}", v);
 }
 
+// The one "out of range" message, for a value already written as text.
+Error out_of_range(const Field& f, const std::string& value, std::string_view given_as) {
+  return Error{std::string(given_as), fmt::format("{} is out of range", value),
+               fmt::format("expected {}", field_range(f))};
+}
+
 }  // namespace
 
 std::string field_range(const Field& f) {
@@ -31,18 +37,15 @@ Result<double> check_field(const Field& f, double value, std::string_view given_
   }
   if (value < f.min || value > f.max) {
     const bool whole = f.integer && std::fabs(value) < 9e15;
-    return fail(std::string(given_as),
-                fmt::format("{} is out of range",
-                            whole ? grouped(std::llround(value)) : fmt::format("{:g}", value)),
-                fmt::format("expected {}", field_range(f)));
+    return std::unexpected(out_of_range(
+        f, whole ? grouped(std::llround(value)) : fmt::format("{:g}", value), given_as));
   }
   return value;
 }
 
 Result<int64_t> check_count(const Field& f, int64_t value, std::string_view given_as) {
   if (static_cast<double>(value) < f.min || static_cast<double>(value) > f.max) {
-    return fail(std::string(given_as), fmt::format("{} is out of range", value),
-                fmt::format("expected {}", field_range(f)));
+    return std::unexpected(out_of_range(f, std::to_string(value), given_as));
   }
   return value;
 }

@@ -66,6 +66,10 @@ Error TomlReader::missing(const std::string& key, const std::string& hint) const
   return Error{where(key), fmt::format("missing key '{}'", path(key)), hint};
 }
 
+Error TomlReader::keyed(const std::string& key, const Error& e) const {
+  return Error{e.where, fmt::format("key '{}': {}", path(key), e.what), e.hint};
+}
+
 Error TomlReader::wrong_type(const std::string& key, const std::string& expected) const {
   return Error{where(key), fmt::format("key '{}' must be {}", path(key), expected), ""};
 }
@@ -136,7 +140,7 @@ Result<std::optional<double>> TomlReader::optional_quantity(const std::string& k
   }
   Result<double> v = parse_quantity(*n->value<std::string_view>(), dimension);
   if (!v) {
-    return fail(where(key), fmt::format("key '{}': {}", path(key), v.error().what), v.error().hint);
+    return std::unexpected(keyed(key, Error{where(key), v.error().what, v.error().hint}));
   }
   return std::optional<double>(*v);
 }
@@ -190,8 +194,7 @@ Result<std::optional<double>> TomlReader::optional_field(const std::string& key,
   }
   Result<double> v = check_field(field, *n->value<double>(), where(key));
   if (!v) {
-    return fail(v.error().where, fmt::format("key '{}': {}", path(key), v.error().what),
-                v.error().hint);
+    return std::unexpected(keyed(key, v.error()));
   }
   return std::optional<double>(*v);
 }
@@ -207,8 +210,7 @@ Result<std::optional<int64_t>> TomlReader::optional_count(const std::string& key
   }
   Result<int64_t> v = check_count(field, *n->value<int64_t>(), where(key));
   if (!v) {
-    return fail(v.error().where, fmt::format("key '{}': {}", path(key), v.error().what),
-                v.error().hint);
+    return std::unexpected(keyed(key, v.error()));
   }
   return std::optional<int64_t>(*v);
 }

@@ -66,6 +66,8 @@ class TomlReader {
   std::string path(const std::string& key) const;
   Error missing(const std::string& key, const std::string& hint) const;
   Error wrong_type(const std::string& key, const std::string& expected) const;
+  // `e` (a rule's error about the value of `key`) with the key's path in front.
+  Error keyed(const std::string& key, const Error& e) const;
 
   const toml::table* table_;
   std::string file_;

@@ -16,21 +16,36 @@
 
 namespace gpuplan::cli {
 
+// The number `text` spells out whole ("2", "1e9", "nan"), as std::from_chars reads it; nullopt
+// for anything else ("two", "8 GB"), and ERANGE for a number beyond a double.
+struct FlagNumber {
+  std::errc error = std::errc();
+  double value = 0;
+};
+inline std::optional<FlagNumber> flag_number(const std::string& text) {
+  FlagNumber n;
+  const char* end = text.data() + text.size();
+  const auto [stop, ec] = std::from_chars(text.data(), end, n.value);
+  n.error = ec;
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && stop == end)) {
+    return n;
+  }
+  return std::nullopt;
+}
+
 // A CLI11 check of one flag by its field's rule (gpuplan/fields.h), the rule every front end
 // shares. Text that is not a number is left to CLI11's conversion, which names the flag too.
 inline CLI::Validator rule(const Field& field) {
   return CLI::Validator(
       [&field](std::string& text) -> std::string {
-        double v = 0;
-        const char* end = text.data() + text.size();
-        const auto [stop, ec] = std::from_chars(text.data(), end, v);
-        if (ec == std::errc::result_out_of_range) {
-          return fmt::format("{} is too large a number; expected {}", text, field_range(field));
-        }
-        if (ec != std::errc() || stop != end) {
+        const std::optional<FlagNumber> n = flag_number(text);
+        if (!n) {
           return "";
         }
-        Result<double> checked = check_field(field, v, "");
+        if (n->error == std::errc::result_out_of_range) {
+          return fmt::format("{} is too large a number; expected {}", text, field_range(field));
+        }
+        Result<double> checked = check_field(field, n->value, "");
         return checked ? "" : checked.error().message();
       },
       "", "");
@@ -45,9 +60,8 @@ inline std::optional<Error> check_given_values(const CLI::App& app) {
         return Error{o->get_name(), "is given an empty value",
                      "give a value or leave the flag out"};
       }
-      double x = 0;
-      const auto [stop, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-      if (ec == std::errc() && stop == v.data() + v.size() && !std::isfinite(x)) {
+      const std::optional<FlagNumber> n = flag_number(v);
+      if (n && n->error == std::errc() && !std::isfinite(n->value)) {
         return Error{o->get_name(), fmt::format("'{}' is not a finite number", v),
                      "give a finite value"};
       }
