@@ -11,6 +11,7 @@
 #include "gpuplan/format.h"
 #include "gpuplan/inference.h"
 #include "gpuplan/search.h"
+#include "gpuplan/serve.h"
 #include "gpuplan/suggest.h"
 
 namespace gpuplan {
@@ -193,123 +194,90 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
   return chosen;
 }
 
-PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog& c,
-                           const Offer& o) {
+// "tp 4", "tp 8 pp 2".
+std::string shape_text(const ServeOption& o) {
+  return o.pp > 1 ? fmt::format("tp {} pp {}", o.tp, o.pp) : fmt::format("tp {}", o.tp);
+}
+
+// Why no shape serves, from the one that came closest: the last whose model loads (the widest
+// that holds the weights), else the last tried.
+std::string no_shape_reason(const ServeAnswer& a) {
+  const ServeOption* closest = nullptr;
+  for (const ServeOption& o : a.options) {
+    if (closest == nullptr || o.model->feasible() || !closest->model->feasible()) {
+      closest = &o;
+    }
+  }
+  if (closest == nullptr) {
+    return "no instance shape to try";
+  }
+  return fmt::format("at {}: {}", shape_text(*closest), closest->reason);
+}
+
+// Serving through serve.h, as `gpuplan serve --offer` sizes it: the best shape per GPU on the
+// offer's node and network, and the replicas the users (or the rate) need within the latency
+// target, on as many of the offer's nodes as that takes.
+PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog& c, const Offer& o,
+                           ServeShapeCache& shapes) {
   PlanCandidate best;
   best.offer = &o;
   const Gpu& gpu = **c.gpu(o.gpu);
-  const int64_t context = job.input_tokens + job.output_tokens;
-  // Why not, from the shape that came closest: too many nodes (the fewest) beats too slow,
-  // which beats a context that does not fit, which beats a shape that cannot hold the model;
-  // among equals the larger shape, which came closer.
-  std::string last_reason = "no tensor-parallel size holds the model and one user's context";
-  int closest = -1;
-  auto why = [&](int rank, std::string reason) {
-    if (rank >= closest) {
-      closest = rank;
-      last_reason = std::move(reason);
-    }
-  };
-  Seconds fastest_alone;
-  bool found = false;
-  int64_t fewest_nodes = 0;
-  // Tensor parallelism inside a node; a model too big for one node adds pipeline stages of one
-  // node each over the offer's network.
-  std::vector<std::pair<int64_t, int64_t>> shapes;
-  for (int64_t tp = 1; tp <= o.gpus_per_node; tp *= 2) {
-    shapes.push_back({tp, 1});
+  const int64_t node_limit = std::min(o.max_nodes, job.max_nodes);
+  ServeJob sj;
+  sj.base.gpu = &gpu;
+  sj.base.scale_up = *c.fabric(o.scale_up);
+  sj.base.gpus_per_node = o.gpus_per_node;
+  sj.base.scale_out = o.scale_out.empty() ? nullptr : *c.fabric(o.scale_out);
+  sj.base.nics_per_node = o.nics_per_node;
+  sj.base.precision = job.precision;
+  sj.base.kv_precision = default_kv_precision(job.precision);
+  sj.max_pp = node_limit;
+  sj.workload.input_tokens = job.input_tokens;
+  sj.workload.output_tokens = job.output_tokens;
+  if (job.users > 0) {
+    sj.workload.users = job.users;
+    sj.target = static_cast<double>(job.users);
+  } else {
+    sj.workload.rate_per_s = job.rate_per_s;
+    sj.target = job.rate_per_s;
   }
-  if (!o.scale_out.empty()) {
-    for (int64_t pp = 2; pp <= std::min({o.max_nodes, job.max_nodes, model.layers}); pp *= 2) {
-      shapes.push_back({o.gpus_per_node, pp});
-    }
+  if (job.latency_target) {
+    sj.slo.tpot_p99 = *job.latency_target;
   }
-  for (const auto& [tp, pp] : shapes) {
-    const std::string shape =
-        pp > 1 ? fmt::format("tp {} pp {}", tp, pp) : fmt::format("tp {}", tp);
-    Instance in;
-    in.gpu = &gpu;
-    in.scale_up = *c.fabric(o.scale_up);
-    in.tp = tp;
-    in.pp = pp;
-    in.gpus_per_node = o.gpus_per_node;
-    in.scale_out = o.scale_out.empty() ? nullptr : *c.fabric(o.scale_out);
-    in.nics_per_node = o.nics_per_node;
-    in.precision = job.precision;
-    in.kv_precision = job.precision == Precision::kFp8 ? Precision::kFp8 : Precision::kBf16;
-    const InferenceModel m(model, in, c.memory_params(), c.train_params(), c.inference_params());
-    if (!m.feasible()) {
-      why(0, fmt::format("at {}: {}", shape, m.reason()));
-      continue;
-    }
-    // Each of the pp batches in flight holds its share of the users.
-    const int64_t by_memory = std::min(m.engine_kv_tokens() / context, m.engine_max_batch());
-    if (by_memory < 1) {
-      why(1, fmt::format("one user's {}-token context does not fit beside the weights even at {}",
-                         context, shape));
-      continue;
-    }
-    // Every user keeps one request in flight: the steady state of continuous batching, prompts
-    // prefilled between decode steps (inference.h, steady_step).
-    auto tpot = [&](int64_t batch) {
-      return m.steady_step(batch, job.input_tokens, job.output_tokens);
-    };
-    int64_t batch = std::min(by_memory, (job.users + pp - 1) / pp);
-    if (job.latency_target) {
-      while (batch > 1 && tpot(batch) > *job.latency_target) {
-        batch = std::max<int64_t>(1, batch * 9 / 10);
-      }
-      if (tpot(batch) > *job.latency_target) {
-        // Of the shapes too slow, name the fastest.
-        const Seconds alone = tpot(1);
-        if (closest < 2 || (closest == 2 && alone < fastest_alone)) {
-          fastest_alone = alone;
-          closest = -1;
-          why(2, fmt::format("even one user takes {:.1f} ms per token at {}", alone.si() * 1e3,
-                             shape));
-        }
-        continue;
-      }
-    }
-    const int64_t per_instance = batch * pp;
-    const int64_t replicas = (job.users + per_instance - 1) / per_instance;
-    const int64_t gpus_per_replica = tp * pp;
-    const int64_t nodes =
-        gpus_per_replica <= o.gpus_per_node
-            ? (replicas + o.gpus_per_node / gpus_per_replica - 1) /
-                  (o.gpus_per_node / gpus_per_replica)
-            : replicas * ((gpus_per_replica + o.gpus_per_node - 1) / o.gpus_per_node);
-    if (nodes > std::min(o.max_nodes, job.max_nodes)) {
-      // Of the sizes that run but need too many nodes, name the one that needs fewest.
-      if (fewest_nodes == 0 || nodes < fewest_nodes) {
-        fewest_nodes = nodes;
-        closest = -1;  // a new fewest replaces the last
-        why(3, fmt::format("needs {} nodes of {} (at {}), the offer has {}", nodes, o.gpus_per_node,
-                           shape, std::min(o.max_nodes, job.max_nodes)));
-      }
-      continue;
-    }
-    const int64_t per_replica = (job.users + replicas - 1) / replicas;
-    const int64_t per_batch = (per_replica + pp - 1) / pp;
-    PlanCandidate p;
-    p.offer = &o;
-    p.feasible = true;
-    p.nodes = nodes;
-    p.gpus = replicas * gpus_per_replica;
-    p.replicas = replicas;
-    p.batch_per_replica = per_replica;
-    p.tpot = tpot(per_batch);
-    p.tokens_per_s = static_cast<double>(replicas * per_replica) / p.tpot.si();
-    p.layout = fmt::format("{} replica(s) of {}, {} users each", replicas, shape, per_replica);
-    if (!found || p.nodes < best.nodes || (p.nodes == best.nodes && p.gpus < best.gpus)) {
-      best = p;
-      found = true;
-    }
-  }
-  if (!found) {
-    best.why_not = fmt::format("cannot serve: {}", last_reason);
+  sj.simulate_load = false;
+  const ServeAnswer a =
+      serve(model, sj, c.memory_params(), c.train_params(), c.inference_params(), &shapes);
+  const ServeOption* b = a.best_option();
+  if (b == nullptr) {
+    best.why_not = fmt::format("cannot serve: {}", no_shape_reason(a));
     return best;
   }
+  const ServeFleet& f = *a.fleet;
+  const int64_t nodes =
+      b->gpus <= o.gpus_per_node
+          ? (f.replicas + o.gpus_per_node / b->gpus - 1) / (o.gpus_per_node / b->gpus)
+          : f.replicas * ((b->gpus + o.gpus_per_node - 1) / o.gpus_per_node);
+  if (!f.met) {
+    best.why_not = fmt::format("cannot serve: {} replicas of {} still miss the latency target",
+                               f.replicas, shape_text(*b));
+    return best;
+  }
+  if (nodes > node_limit) {
+    best.why_not = fmt::format("cannot serve: needs {} nodes of {} (at {}), the offer has {}",
+                               nodes, o.gpus_per_node, shape_text(*b), node_limit);
+    return best;
+  }
+  best.feasible = true;
+  best.nodes = nodes;
+  best.gpus = f.gpus;
+  best.replicas = f.replicas;
+  best.batch_per_replica = job.users > 0 ? static_cast<int64_t>(f.share) : 0;
+  best.tpot = Seconds(f.result.tpot.p99);
+  best.tokens_per_s = f.output_tokens_per_s;
+  best.layout = job.users > 0 ? fmt::format("{} replica(s) of {}, {} users each", f.replicas,
+                                            shape_text(*b), grouped(std::llround(f.share)))
+                              : fmt::format("{} replica(s) of {}, {:.3g} requests/s each",
+                                            f.replicas, shape_text(*b), f.share);
   std::string note;
   if (std::optional<Money> price = node_price(job, o, note)) {
     best.hourly = Money{price->amount * static_cast<double>(best.nodes), price->currency};
@@ -465,16 +433,11 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
 
 Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog, int threads) {
   PlanJob job = job_in;
-  if (job.kind == JobKind::kServe && job.users <= 0) {
-    // Little's law: requests in flight = arrival rate x time in the system, here the decode of
-    // the output at the target time per token.
-    job.users = static_cast<int64_t>(std::ceil(
-        job.rate_per_s * static_cast<double>(job.output_tokens) * job.latency_target->si()));
-  }
   if (job.global_batch == 0) {
     job.global_batch = job.kind == JobKind::kPretrain ? 1024 : 128;
   }
   Plan plan;
+  ServeShapeCache shapes;
   for (const Offer& o : catalog.offers()) {
     PlanCandidate rejected;
     rejected.offer = &o;
@@ -491,7 +454,7 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
       plan.rejected.push_back(rejected);
       continue;
     }
-    PlanCandidate p = job.kind == JobKind::kServe ? plan_serving(job, model, catalog, o)
+    PlanCandidate p = job.kind == JobKind::kServe ? plan_serving(job, model, catalog, o, shapes)
                                                   : plan_training(job, model, catalog, o, threads);
     if (!p.feasible || !p.meets_deadline) {
       plan.rejected.push_back(p);
@@ -590,8 +553,10 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
                                   : std::string(", price not public");
   if (serving) {
     plan.headline = fmt::format(
-        "Serving {} users needs {} x {} on {} ({} node(s)): {:.0f} ms per output token{}.",
-        job.users, b.gpus, g.id, b.offer->id, b.nodes, b.tpot.si() * 1e3, cost);
+        "Serving {} needs {} x {} on {} ({} node(s)): {:.0f} ms p99 per output token{}.",
+        job.users > 0 ? fmt::format("{} users", job.users)
+                      : fmt::format("{:.4g} requests/s", job.rate_per_s),
+        b.gpus, g.id, b.offer->id, b.nodes, b.tpot.si() * 1e3, cost);
   } else if (b.gpus == 1) {
     plan.headline = fmt::format("One {} is enough: {} finishes in {}{}.", g.id, b.offer->id,
                                 duration_text(b.time), cost);

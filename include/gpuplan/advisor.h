@@ -2,9 +2,9 @@
 //
 // For each offer that the constraints allow (residency, an allowed list) and every count of its
 // nodes up to a limit, it finds the best layout (search.h) and the time to finish, the cost
-// (GPU-hours x price + egress) and the energy; serving is sized per tensor-parallel size from
-// the KV cache and the serving model's steady state of continuous batching (inference.h,
-// steady_step), prompts included. Each offer gets one recommendation — the fewest nodes that meet
+// (GPU-hours x price + egress) and the energy; serving is sized as `gpuplan serve --offer`
+// sizes it (serve.h): the best instance shape per GPU within the latency target, simulated, and
+// the replicas the load needs. Each offer gets one recommendation — the fewest nodes that meet
 // the deadline — or a "why not". The ranking puts offers that meet the deadline first, then by cost
 // where every offer has a price (in one currency), else by time.
 #ifndef GPUPLAN_ADVISOR_H_
@@ -40,10 +40,10 @@ struct PlanJob {
   std::optional<Money> budget;
   // Serving.
   int64_t users = 0;      // concurrent users, each with one sequence in flight
-  double rate_per_s = 0;  // or a request rate: users = rate x output tokens x target
+  double rate_per_s = 0;  // or a request rate: Poisson arrivals
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
-  std::optional<Seconds> latency_target;  // time per output token
+  std::optional<Seconds> latency_target;  // p99 time per output token
   // Constraints.
   std::vector<std::string> residency;   // ISO country codes the work must stay in; empty: any
   std::vector<std::string> offers;      // allowed offers; empty: all
@@ -75,8 +75,8 @@ struct PlanCandidate {
   double energy_joules = 0;       // at TDP
   std::optional<TrainEstimate> training;
   int64_t replicas = 0;           // serving
-  int64_t batch_per_replica = 0;  // serving
-  Seconds tpot;                   // serving: time per output token
+  int64_t batch_per_replica = 0;  // serving: users per replica (0 for a request rate)
+  Seconds tpot;                   // serving: p99 time per output token
   std::string price_note;         // a missing price, a currency not converted
 };
 

@@ -77,7 +77,7 @@ void print_json(const PlanJob& job, const Plan& plan) {
         w.field("layout", p.layout)
             .field("replicas", p.replicas)
             .field("users_per_replica", p.batch_per_replica)
-            .field("tpot_s", p.tpot.si())
+            .field("tpot_p99_s", p.tpot.si())
             .field("output_tokens_per_s", p.tokens_per_s);
       }
       w.field("energy_at_tdp_j", p.energy_joules);
@@ -115,7 +115,7 @@ void print_text(const PlanJob& job, const Plan& plan) {
   fmt::print("answer   {}\n", plan.headline);
   const bool serving = job.kind == JobKind::kServe;
   if (!plan.ranked.empty()) {
-    Table t = serving ? Table({"rank", "offer", "nodes", "GPUs", "layout", "ms/token",
+    Table t = serving ? Table({"rank", "offer", "nodes", "GPUs", "layout", "p99 ms/token",
                                "output tok/s", "per month"},
                               {true, false, true, true, false, true, true, true})
                       : Table({"rank", "offer", "nodes", "GPUs", "layout", "time", "MFU (%)",
@@ -153,9 +153,9 @@ void print_text(const PlanJob& job, const Plan& plan) {
   }
   if (serving) {
     fmt::print(
-        "  - serving: each replica holds as many users as its KV cache, batch limit and the "
-        "latency target allow, timed by the serving model with every prompt prefilled between "
-        "decode steps; 'gpuplan serve' simulates arrivals and queueing\n");
+        "  - serving: each offer is sized as 'gpuplan serve --offer' sizes it: the instance "
+        "shape that serves most per GPU within the p99 time per output token, simulated with "
+        "continuous batching, and the replicas the load needs\n");
   }
 }
 

@@ -28,7 +28,7 @@ struct ServeFlags {
   std::string model, gpu, offer, price, lengths, precision = "bf16", kv_precision;
   std::string balancer = "least-loaded", kv_policy = "reserve", slo_ttft, slo_tpot, think,
               scale_out, data, profile;
-  int64_t tp = 0, pp = 1, max_tp = 8, gpus_per_node = 0, nics_per_node = 0;
+  int64_t tp = 0, pp = 0, max_tp = 8, gpus_per_node = 0, nics_per_node = 0;
   int64_t input = 0, output = 0, static_batch = 0, requests = 1000, replicas = 1;
   int64_t users = 0, target_users = 0;
   double rate = 0, target_rate = 0;
@@ -51,7 +51,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
                  "--input and --output");
   app.add_option("--tp", f.tp, "GPUs per instance (tensor parallel); default: try 1, 2, 4, 8")
       ->check(rule(fields::kParallel));
-  app.add_option("--pp", f.pp, "pipeline stages per instance (default 1)")
+  app.add_option("--pp", f.pp,
+                 "pipeline stages per instance (default: 1, or whole-node stages over --scale-out "
+                 "for a model one node cannot hold)")
       ->check(rule(fields::kParallel));
   app.add_option("--gpus-per-node", f.gpus_per_node,
                  "GPUs per node (default: the GPU's NVLink domain, or --max-tp over PCIe)")
@@ -157,26 +159,26 @@ Result<std::optional<Seconds>> duration_flag(const char* flag, const std::string
 }
 
 // Everything that needs no catalog: precisions, objective, load, batching, balancer.
-Result<ServeAnswer> read_flags(const ServeFlags& f) {
-  ServeAnswer a;
+Result<ServeReport> read_flags(const ServeFlags& f) {
+  ServeReport a;
   Result<Precision> p = parse_precision(f.precision);
   if (!p) {
     return fail("--precision", p.error().what, p.error().hint);
   }
-  a.base.precision = *p;
-  a.base.kv_precision = *p == Precision::kFp8 || *p == Precision::kFp16 ? *p : Precision::kBf16;
+  a.job.base.precision = *p;
+  a.job.base.kv_precision = default_kv_precision(*p);
   if (!f.kv_precision.empty()) {
     Result<Precision> k = parse_precision(f.kv_precision);
     if (!k) {
       return fail("--kv-precision", k.error().what, k.error().hint);
     }
-    a.base.kv_precision = *k;
+    a.job.base.kv_precision = *k;
   }
   std::optional<Seconds> think;
-  GPUPLAN_ASSIGN_OR_RETURN(a.slo.ttft_p99, duration_flag("--slo-ttft", f.slo_ttft, false));
-  GPUPLAN_ASSIGN_OR_RETURN(a.slo.tpot_p99, duration_flag("--slo-tpot", f.slo_tpot, false));
+  GPUPLAN_ASSIGN_OR_RETURN(a.job.slo.ttft_p99, duration_flag("--slo-ttft", f.slo_ttft, false));
+  GPUPLAN_ASSIGN_OR_RETURN(a.job.slo.tpot_p99, duration_flag("--slo-tpot", f.slo_tpot, false));
   GPUPLAN_ASSIGN_OR_RETURN(think, duration_flag("--think", f.think, true));
-  if ((f.target_rate > 0 || f.target_users > 0) && !a.slo.any()) {
+  if ((f.target_rate > 0 || f.target_users > 0) && !a.job.slo.any()) {
     return fail(f.target_rate > 0 ? "--target-rate" : "--target-users",
                 "sizing a fleet needs a latency objective", "add --slo-ttft and/or --slo-tpot");
   }
@@ -184,22 +186,22 @@ Result<ServeAnswer> read_flags(const ServeFlags& f) {
   if (!b) {
     return fail("--balancer", b.error().what, b.error().hint);
   }
-  a.setup.balancer = *b;
+  a.job.setup.balancer = *b;
   Result<KvPolicy> kv = parse_kv_policy(f.kv_policy);
   if (!kv) {
     return fail("--kv-policy", kv.error().what, kv.error().hint);
   }
-  a.setup.kv_policy = *kv;
+  a.job.setup.kv_policy = *kv;
   if (*kv == KvPolicy::kPaged && f.static_batch > 0) {
     return fail("--kv-policy", "a paged cache applies to continuous batching",
                 "drop --static-batch or --kv-policy");
   }
-  a.setup.replicas = f.replicas;
+  a.job.setup.replicas = f.replicas;
   if (f.static_batch > 0) {
-    a.setup.batching = Batching::kStatic;
-    a.setup.static_batch = f.static_batch;
+    a.job.setup.batching = Batching::kStatic;
+    a.job.setup.static_batch = f.static_batch;
   }
-  Workload& w = a.workload;
+  Workload& w = a.job.workload;
   w.requests = f.requests;
   w.input_tokens = f.input;
   w.output_tokens = f.output;
@@ -207,20 +209,16 @@ Result<ServeAnswer> read_flags(const ServeFlags& f) {
   w.seed = f.seed;
   w.users = f.users;
   w.think_time = think.value_or(Seconds(0));
-  a.closed = f.users > 0;
-  if (a.closed) {
-    w.requests = std::max(f.requests, 4 * f.users);  // several requests per user
-  }
   a.input = f.input;
   a.output = f.output;
   a.per_request = fmt::format("{} -> {} tokens per request", f.input, f.output);
-  a.target = a.closed ? static_cast<double>(f.target_users) : f.target_rate;
-  a.load_kind = a.closed             ? "closed_loop"
+  a.job.target = f.users > 0 ? static_cast<double>(f.target_users) : f.target_rate;
+  a.load_kind = f.users > 0          ? "closed_loop"
                 : f.static_batch > 0 ? "static_batch"
                 : f.rate > 0         ? "poisson"
                                      : "offline";
   a.load =
-      a.closed
+      f.users > 0
           ? fmt::format("{} users in a closed loop{}", f.users,
                         think ? fmt::format(", {:.2f} s of thinking on average", think->si()) : "")
       : f.static_batch > 0 ? fmt::format("static batches of {}", f.static_batch)
@@ -230,12 +228,12 @@ Result<ServeAnswer> read_flags(const ServeFlags& f) {
 }
 
 // Request lengths from a trace: the workload takes them in turn; the answer shows the means.
-Result<bool> read_lengths(const ServeFlags& f, ServeAnswer& a) {
+Result<bool> read_lengths(const ServeFlags& f, ServeReport& a) {
   if (f.lengths.empty()) {
     return true;
   }
-  GPUPLAN_ASSIGN_OR_RETURN(a.workload.lengths, load_request_lengths(f.lengths));
-  const std::vector<RequestLength>& l = a.workload.lengths;
+  GPUPLAN_ASSIGN_OR_RETURN(a.job.workload.lengths, load_request_lengths(f.lengths));
+  const std::vector<RequestLength>& l = a.job.workload.lengths;
   double in = 0, out = 0;
   for (const RequestLength& r : l) {
     in += static_cast<double>(r.input);
@@ -246,12 +244,12 @@ Result<bool> read_lengths(const ServeFlags& f, ServeAnswer& a) {
   a.output = std::llround(out / n);
   a.per_request =
       fmt::format("request lengths from {} ({} lines, means {} -> {} tokens, longest {})",
-                  f.lengths, l.size(), a.input, a.output, a.workload.max_context());
+                  f.lengths, l.size(), a.input, a.output, a.job.workload.max_context());
   return true;
 }
 
 // The hardware: a GPU with its usual node, or an offer's GPU, node, network and price.
-Result<bool> read_hardware(const ServeFlags& f, const Catalog& c, ServeAnswer& a) {
+Result<bool> read_hardware(const ServeFlags& f, const Catalog& c, ServeReport& a) {
   std::string gpu_id = f.gpu, scale_out = f.scale_out;
   int64_t gpus_per_node = f.gpus_per_node, nics_per_node = f.nics_per_node;
   if (!f.offer.empty()) {
@@ -276,89 +274,24 @@ Result<bool> read_hardware(const ServeFlags& f, const Catalog& c, ServeAnswer& a
     return fail("--gpu", gpu.error().what, gpu.error().hint);
   }
   a.gpu = *gpu;
-  GPUPLAN_ASSIGN_OR_RETURN(a.base.scale_up,
+  GPUPLAN_ASSIGN_OR_RETURN(a.job.base.scale_up,
                            c.fabric(a.offer != nullptr ? a.offer->scale_up : a.gpu->scale_up));
   if (!scale_out.empty()) {
     Result<const Fabric*> out = c.fabric(scale_out);
     if (!out) {
       return fail("--scale-out", out.error().what, out.error().hint);
     }
-    a.base.scale_out = *out;
+    a.job.base.scale_out = *out;
   }
-  a.base.gpu = a.gpu;
-  a.base.pp = f.pp;
-  a.base.gpus_per_node = gpus_per_node > 0
-                             ? gpus_per_node
-                             : (a.gpu->scale_up_domain > 1 ? a.gpu->scale_up_domain : f.max_tp);
-  a.base.nics_per_node = nics_per_node;
+  a.job.base.gpu = a.gpu;
+  a.job.pp = f.pp;
+  a.job.tp = f.tp;
+  a.job.max_tp = f.max_tp;
+  a.job.base.gpus_per_node = gpus_per_node > 0
+                                 ? gpus_per_node
+                                 : (a.gpu->scale_up_domain > 1 ? a.gpu->scale_up_domain : f.max_tp);
+  a.job.base.nics_per_node = nics_per_node;
   return true;
-}
-
-// One instance shape: its capacity within the objective (requests/s, or users for a closed
-// loop), or the most it serves without one.
-ServeOption evaluate(const Model& model, const Catalog& c, const ServeAnswer& a, int64_t tp) {
-  ServeOption o;
-  o.tp = tp;
-  o.gpus = tp * a.base.pp;
-  o.name = a.base.pp > 1 ? fmt::format("tp {} pp {}", tp, a.base.pp) : fmt::format("tp {}", tp);
-  Instance in = a.base;
-  in.tp = tp;
-  o.model.emplace(model, in, c.memory_params(), c.train_params(), c.inference_params());
-  if (!o.model->feasible()) {
-    o.reason = o.model->reason();
-    return o;
-  }
-  ServingSetup one = a.setup;
-  one.replicas = 1;
-  Workload open = a.workload;
-  open.users = 0;
-  const Capacity cap = capacity_under_slo(*o.model, open, one, a.closed ? Slo{} : a.slo);
-  o.offline = cap.offline;
-  o.amount = cap.max_rate_per_s;
-  o.reason = cap.reason;
-  // Steady state: the rate times the mean output.
-  double outputs = 0;
-  for (int64_t i = 0; i < open.requests; ++i) {
-    outputs += static_cast<double>(open.length(i).output);
-  }
-  o.tokens_per_s = cap.max_rate_per_s * outputs / static_cast<double>(open.requests);
-  if (a.closed && cap.feasible) {
-    const UserCapacity u = users_under_slo(*o.model, a.workload, one, a.slo);
-    o.amount = static_cast<double>(a.slo.any() ? u.max_users : u.at_once);
-    o.reason = u.reason;
-    o.tokens_per_s = a.slo.any() ? u.at_max.output_tokens_per_s : cap.offline.output_tokens_per_s;
-  }
-  o.per_gpu = o.amount / static_cast<double>(o.gpus);
-  return o;
-}
-
-// How many replicas serve the target (requests/s or users) within the objective: target / what
-// one serves (at most its offline rate or what it runs at once, so the fleet keeps up), checked
-// by simulating the fleet behind the balancer and grown while the check fails.
-ServeFleet size_fleet(const ServeAnswer& a) {
-  const ServeOption& b = *a.best;
-  ServeFleet f;
-  f.replicas = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(a.target / b.amount)));
-  Workload w = a.workload;
-  if (a.closed) {
-    w.users = static_cast<int64_t>(std::ceil(a.target));
-  } else {
-    w.rate_per_s = a.target;
-  }
-  ServingSetup s = a.setup;
-  for (int tries = 0; tries < 8; ++tries) {
-    s.replicas = f.replicas;
-    Workload fleet = w;
-    // About the same simulated time per instance as the single-instance run.
-    fleet.requests = std::max(w.requests * f.replicas, 4 * w.users);
-    f.result = simulate_serving(*b.model, fleet, s);
-    f.met = meets_slo(f.result, a.slo);
-    if (f.met) {
-      break;
-    }
-    ++f.replicas;
-  }
-  return f;
 }
 
 }  // namespace
@@ -376,11 +309,11 @@ int run_serve(const std::vector<std::string>& args) {
   if (std::optional<int> status = check_flags(f)) {
     return *status;
   }
-  Result<ServeAnswer> read = read_flags(f);
+  Result<ServeReport> read = read_flags(f);
   if (!read) {
     return report_error(kName, read.error(), kExitUsage);
   }
-  ServeAnswer a = std::move(*read);
+  ServeReport a = std::move(*read);
   if (Result<bool> l = read_lengths(f, a); !l) {
     return report_error(kName, l.error());
   }
@@ -393,7 +326,7 @@ int run_serve(const std::vector<std::string>& args) {
     return report_error(kName, model.error());
   }
   a.model = model->id;
-  if (Result<int64_t> c = check_context(*model, a.workload.max_context(),
+  if (Result<int64_t> c = check_context(*model, a.job.workload.max_context(),
                                         f.lengths.empty() ? "--input + --output" : "--lengths");
       !c) {
     return report_error(kName, c.error(), kExitUsage);
@@ -401,27 +334,8 @@ int run_serve(const std::vector<std::string>& args) {
   if (Result<bool> h = read_hardware(f, *catalog, a); !h) {
     return report_error(kName, h.error(), h.error().where == "--price" ? kExitUsage : kExitError);
   }
-  a.max_batch = catalog->inference_params().max_batch;
-  a.chunk_tokens = catalog->memory_params().inference_chunk_tokens;
-
-  // Without --tp: powers of two up to the GPU's NVLink domain, or up to --max-tp cards over
-  // PCIe, and never past the node (an offer's, or --gpus-per-node).
-  const int64_t widest = std::min(a.gpu->scale_up_domain > 1 ? a.gpu->scale_up_domain : f.max_tp,
-                                  a.base.gpus_per_node);
-  for (int64_t t = f.tp > 0 ? f.tp : 1; t <= (f.tp > 0 ? f.tp : widest); t *= 2) {
-    a.options.push_back(evaluate(*model, *catalog, a, t));
-  }
-  for (const ServeOption& o : a.options) {
-    if (o.reason.empty() && (a.best == nullptr || o.per_gpu > a.best->per_gpu * 1.0000001)) {
-      a.best = &o;
-    }
-  }
-  if (a.best != nullptr) {
-    a.run = simulate_serving(*a.best->model, a.workload, a.setup);
-    if (a.target > 0) {
-      a.fleet = size_fleet(a);
-    }
-  }
+  a.answer = serve(*model, a.job, catalog->memory_params(), catalog->train_params(),
+                   catalog->inference_params());
   if (f.json) {
     print_serve_json(a);
   } else {

@@ -30,13 +30,13 @@ std::string slo_text(const Slo& slo) {
   return s;
 }
 
-const char* unit(const ServeAnswer& a) {
-  return a.closed ? "users" : "requests/s";
+const char* unit(const ServeReport& r) {
+  return r.job.closed() ? "users" : "requests/s";
 }
 
 // The table's first cell: "4", or "4 x 2" with pipeline stages.
 std::string cell(const ServeOption& o) {
-  return o.gpus == o.tp ? fmt::format("{}", o.tp) : fmt::format("{} x {}", o.tp, o.gpus / o.tp);
+  return o.pp == 1 ? fmt::format("{}", o.tp) : fmt::format("{} x {}", o.tp, o.pp);
 }
 
 // What serving costs at a price per GPU-hour: an instance per hour, a million output tokens at
@@ -47,10 +47,11 @@ struct Costs {
   double fleet_month = 0;
 };
 
-Costs costs(const ServeAnswer& a) {
-  const ServeOption& o = *a.best;
+Costs costs(const ServeReport& r) {
+  const ServeAnswer& a = r.answer;
+  const ServeOption& o = *a.best_option();
   Costs k;
-  k.instance_hour = a.price->amount * static_cast<double>(o.gpus);
+  k.instance_hour = r.price->amount * static_cast<double>(o.gpus);
   k.per_million = o.tokens_per_s > 0 ? k.instance_hour / (o.tokens_per_s * 3600.0) * 1e6 : 0;
   k.fleet_month =
       k.instance_hour * static_cast<double>(a.fleet ? a.fleet->replicas : 0) * kHoursPerMonth;
@@ -71,42 +72,53 @@ void print_result(const ServingResult& r) {
              r.preemptions > 0 ? fmt::format("; {} preemptions", grouped(r.preemptions)) : "");
 }
 
-void print_options(const ServeAnswer& a) {
-  const bool slo = a.slo.any();
+// "tp 4", "tp 8 pp 2".
+std::string shape(const ServeOption& o) {
+  return o.pp > 1 ? fmt::format("tp {} pp {}", o.tp, o.pp) : fmt::format("tp {}", o.tp);
+}
+
+void print_options(const ServeReport& r) {
+  const ServeJob& job = r.job;
+  const ServeAnswer& a = r.answer;
+  const bool slo = job.slo.any();
+  const bool closed = job.closed();
   const std::string capacity =
-      a.closed ? (slo ? "capacity: the most concurrent users with " + slo_text(a.slo)
-                      : "users: the sequences one instance runs at once")
-               : (slo ? "capacity: the highest Poisson rate with " + slo_text(a.slo)
-                      : "req/s: every request queued at once");
+      closed ? (slo ? "capacity: the most concurrent users with " + slo_text(job.slo)
+                    : "users: the sequences one instance runs at once")
+             : (slo ? "capacity: the highest Poisson rate with " + slo_text(job.slo)
+                    : "req/s: every request queued at once");
   fmt::print("instances, one per tensor-parallel size ({})\n", capacity);
   const std::string amount =
-      a.closed ? (slo ? "capacity (users)" : "users") : (slo ? "capacity (req/s)" : "req/s");
-  Table t({a.base.pp > 1 ? "tp x pp" : "tp", "weights/GPU", "KV cache/GPU", "requests in KV",
-           "TTFT floor", "TPOT floor", "offline tok/s", amount,
-           a.closed ? "users per GPU" : "req/s per GPU", ""},
+      closed ? (slo ? "capacity (users)" : "users") : (slo ? "capacity (req/s)" : "req/s");
+  bool stages = false;
+  for (const ServeOption& o : a.options) {
+    stages = stages || o.pp > 1;
+  }
+  Table t({stages ? "tp x pp" : "tp", "weights/GPU", "KV cache/GPU", "requests in KV", "TTFT floor",
+           "TPOT floor", "offline tok/s", amount, closed ? "users per GPU" : "req/s per GPU", ""},
           {true, true, true, true, true, true, true, true, true, false});
   std::vector<std::string> problems;
   for (const ServeOption& o : a.options) {
-    if (!o.reason.empty()) {
-      problems.push_back(fmt::format("{} cannot serve: {}", o.name, o.reason));
+    if (!o.serves()) {
+      problems.push_back(fmt::format("{} cannot serve: {}", shape(o), o.reason));
     }
     if (!o.model->feasible()) {
       t.add({cell(o), "-", "-", "-", "-", "-", "-", "-", "-", "cannot serve"});
       continue;
     }
     const InferenceModel& m = *o.model;
-    const double in_kv = static_cast<double>(m.kv_tokens()) / a.workload.mean_context();
+    const double in_kv = static_cast<double>(m.kv_tokens()) / job.workload.mean_context();
     std::vector<std::string> row = {cell(o),
                                     gib(m.weights_per_gpu()),
                                     gib(m.kv_budget_per_gpu()),
                                     grouped(static_cast<int64_t>(in_kv)),
-                                    ms(m.prefill_alone(a.input).si()),
-                                    ms(m.decode_step(1, static_cast<double>(a.input)).si())};
-    if (o.reason.empty()) {
+                                    ms(m.prefill_alone(r.input).si()),
+                                    ms(m.decode_step(1, static_cast<double>(r.input)).si())};
+    if (o.serves()) {
       row.push_back(grouped(std::llround(o.offline.output_tokens_per_s)));
-      row.push_back(a.closed ? grouped(std::llround(o.amount)) : fmt::format("{:.2f}", o.amount));
-      row.push_back(a.closed ? fmt::format("{:.1f}", o.per_gpu) : fmt::format("{:.2f}", o.per_gpu));
-      row.push_back(&o == a.best && a.options.size() > 1 ? "<- best per GPU" : "");
+      row.push_back(closed ? grouped(std::llround(o.amount)) : fmt::format("{:.2f}", o.amount));
+      row.push_back(closed ? fmt::format("{:.1f}", o.per_gpu) : fmt::format("{:.2f}", o.per_gpu));
+      row.push_back(&o == a.best_option() && a.options.size() > 1 ? "<- best per GPU" : "");
     } else {
       row.insert(row.end(), {"-", "-", "-", "cannot serve"});
     }
@@ -122,28 +134,29 @@ void print_options(const ServeAnswer& a) {
       a.max_batch, a.chunk_tokens);
 }
 
-void print_answer(const ServeAnswer& a) {
-  const ServeOption& b = *a.best;
-  const std::string within = a.slo.any() ? " within " + slo_text(a.slo) : " at most";
-  fmt::print(
-      "\nanswer  one instance ({}) {} {:.3g} {}{} ({} output tokens/s); {}\n", b.name,
-      a.closed ? "holds" : "serves", b.amount, unit(a), within,
-      grouped(std::llround(b.tokens_per_s)),
-      a.fleet
-          ? fmt::format("{:.4g} {} take {} GPUs.", a.target, unit(a), a.fleet->replicas * b.gpus)
-          : fmt::format("add {} to size a fleet.", a.closed ? "--target-users" : "--target-rate"));
-  if (a.price) {
-    const Costs k = costs(a);
-    const std::string& cur = a.price->currency;
+void print_answer(const ServeReport& r) {
+  const ServeJob& job = r.job;
+  const ServeAnswer& a = r.answer;
+  const ServeOption& b = *a.best_option();
+  const std::string within = job.slo.any() ? " within " + slo_text(job.slo) : " at most";
+  fmt::print("\nanswer  one instance ({}) {} {:.3g} {}{} ({} output tokens/s); {}\n", shape(b),
+             job.closed() ? "holds" : "serves", b.amount, unit(r), within,
+             grouped(std::llround(b.tokens_per_s)),
+             a.fleet ? fmt::format("{:.4g} {} take {} GPUs.", job.target, unit(r), a.fleet->gpus)
+                     : fmt::format("add {} to size a fleet.",
+                                   job.closed() ? "--target-users" : "--target-rate"));
+  if (r.price) {
+    const Costs k = costs(r);
+    const std::string& cur = r.price->currency;
     fmt::print(
         "cost    at {:.4g} {} per GPU-hour: an instance {:.2f} {}/h, {:.3g} {} per million output "
         "tokens at that load{}\n",
-        a.price->amount, cur, k.instance_hour, cur, k.per_million, cur,
+        r.price->amount, cur, k.instance_hour, cur, k.per_million, cur,
         a.fleet
             ? fmt::format(", the fleet {} {} per month", grouped(std::llround(k.fleet_month)), cur)
             : "");
-  } else if (a.offer != nullptr) {
-    fmt::print("cost    {} has no public price: give --price VALUE/h per GPU\n", a.offer->id);
+  } else if (r.offer != nullptr) {
+    fmt::print("cost    {} has no public price: give --price VALUE/h per GPU\n", r.offer->id);
   }
 }
 
@@ -175,23 +188,24 @@ void write_result(JsonWriter& w, const char* key, const ServingResult& r) {
       .end_object();
 }
 
-void write_options(JsonWriter& j, const ServeAnswer& a) {
+void write_options(JsonWriter& j, const ServeReport& r) {
+  const bool closed = r.job.closed();
   j.key("options").begin_array();
-  for (const ServeOption& o : a.options) {
-    j.begin_object().field("tp", o.tp).field("pp", a.base.pp).field("feasible", o.reason.empty());
-    if (!o.reason.empty()) {
+  for (const ServeOption& o : r.answer.options) {
+    j.begin_object().field("tp", o.tp).field("pp", o.pp).field("feasible", o.serves());
+    if (!o.serves()) {
       j.field("reason", o.reason);
     }
     if (o.model->feasible()) {
       j.field("weights_per_gpu_bytes", o.model->weights_per_gpu().si())
           .field("kv_cache_per_gpu_bytes", o.model->kv_budget_per_gpu().si())
           .field("kv_tokens", o.model->kv_tokens())
-          .field("ttft_floor_s", o.model->prefill_alone(a.input).si())
-          .field("tpot_floor_s", o.model->decode_step(1, static_cast<double>(a.input)).si());
+          .field("ttft_floor_s", o.model->prefill_alone(r.input).si())
+          .field("tpot_floor_s", o.model->decode_step(1, static_cast<double>(r.input)).si());
     }
-    if (o.reason.empty()) {
-      j.field(a.closed ? "capacity_users" : "capacity_requests_per_s", o.amount)
-          .field(a.closed ? "capacity_users_per_gpu" : "capacity_requests_per_s_per_gpu", o.per_gpu)
+    if (o.serves()) {
+      j.field(closed ? "capacity_users" : "capacity_requests_per_s", o.amount)
+          .field(closed ? "capacity_users_per_gpu" : "capacity_requests_per_s_per_gpu", o.per_gpu)
           .field("offline_output_tokens_per_s", o.offline.output_tokens_per_s);
     }
     j.end_object();
@@ -199,18 +213,20 @@ void write_options(JsonWriter& j, const ServeAnswer& a) {
   j.end_array();
 }
 
-void write_best(JsonWriter& j, const ServeAnswer& a) {
-  const ServeOption& b = *a.best;
+void write_best(JsonWriter& j, const ServeReport& r) {
+  const ServeAnswer& a = r.answer;
+  const ServeOption& b = *a.best_option();
+  const bool closed = r.job.closed();
   j.field("chosen_tp", b.tp)
-      .field("pp", a.base.pp)
-      .field("replicas", a.setup.replicas)
+      .field("pp", b.pp)
+      .field("replicas", r.job.setup.replicas)
       .field("capacity_output_tokens_per_s", b.tokens_per_s);
-  if (a.price) {
-    const Costs k = costs(a);
+  if (r.price) {
+    const Costs k = costs(r);
     j.key("cost")
         .begin_object()
-        .field("currency", a.price->currency)
-        .field("per_gpu_hour", a.price->amount)
+        .field("currency", r.price->currency)
+        .field("per_gpu_hour", r.price->amount)
         .field("instance_per_hour", k.instance_hour)
         .field("per_million_output_tokens", k.per_million);
     if (a.fleet) {
@@ -222,69 +238,82 @@ void write_best(JsonWriter& j, const ServeAnswer& a) {
   if (a.fleet) {
     j.key("fleet")
         .begin_object()
-        .field(a.closed ? "target_users" : "target_requests_per_s", a.target)
+        .field(closed ? "target_users" : "target_requests_per_s", r.job.target)
         .field("replicas", a.fleet->replicas)
-        .field("gpus", a.fleet->replicas * b.gpus)
+        .field("gpus", a.fleet->gpus)
+        .field(closed ? "users_per_replica" : "requests_per_s_per_replica", a.fleet->share)
+        .field("output_tokens_per_s", a.fleet->output_tokens_per_s)
         .field("meets_objective", a.fleet->met);
-    write_result(j, "simulation", a.fleet->result);
+    write_result(j, "replica_simulation", a.fleet->result);
     j.end_object();
   }
 }
 
 }  // namespace
 
-void print_serve_text(const ServeAnswer& a) {
-  fmt::print("serve {} on {}, {} weights, {} KV cache, {}\n\n", a.model, a.gpu->id,
-             precision_name(a.base.precision), precision_name(a.base.kv_precision), a.per_request);
-  print_options(a);
-  if (a.best == nullptr) {
-    fmt::print("\nanswer  {} cannot serve this on {}.\n", a.model, a.gpu->id);
+void print_serve_text(const ServeReport& r) {
+  const ServeJob& job = r.job;
+  const ServeAnswer& a = r.answer;
+  fmt::print("serve {} on {}, {} weights, {} KV cache, {}\n\n", r.model, r.gpu->id,
+             precision_name(job.base.precision), precision_name(job.base.kv_precision),
+             r.per_request);
+  print_options(r);
+  const ServeOption* best = a.best_option();
+  if (best == nullptr) {
+    fmt::print("\nanswer  {} cannot serve this on {}.\n", r.model, r.gpu->id);
     return;
   }
-  fmt::print("\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n", a.best->name,
-             a.setup.replicas, balancer_name(a.setup.balancer), a.load, a.workload.requests,
-             a.setup.kv_policy == KvPolicy::kPaged ? ", paged KV cache" : "");
+  fmt::print("\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n", shape(*best),
+             job.setup.replicas, balancer_name(job.setup.balancer), r.load, a.requests,
+             job.setup.kv_policy == KvPolicy::kPaged ? ", paged KV cache" : "");
   print_result(*a.run);
-  if (a.slo.any()) {
+  if (job.slo.any()) {
     std::string why;
-    fmt::print("  objective   {}: {}\n", slo_text(a.slo),
-               meets_slo(*a.run, a.slo, &why) ? "met" : "missed, " + why);
+    fmt::print("  objective   {}: {}\n", slo_text(job.slo),
+               meets_slo(*a.run, job.slo, &why) ? "met" : "missed, " + why);
   }
   if (a.fleet) {
-    fmt::print("\nfleet  {:.4g} {} within {} need {} replicas of {} = {} x {}{}\n", a.target,
-               unit(a), slo_text(a.slo), a.fleet->replicas, a.best->name,
-               a.fleet->replicas * a.best->gpus, a.gpu->id,
-               a.fleet->met ? "" : " (not met even with these: the objective is too tight)");
-    print_result(a.fleet->result);
+    const ServeFleet& f = *a.fleet;
+    fmt::print("\nfleet  {:.4g} {} within {} need {} replicas of {} = {} x {}{}\n", job.target,
+               unit(r), slo_text(job.slo), f.replicas, shape(*best), f.gpus, r.gpu->id,
+               f.met ? "" : " (not met even with these: the objective is too tight)");
+    fmt::print(
+        "  each replica simulated at its share of the load, {}; the fleet gives {} output "
+        "tokens/s\n",
+        job.closed() ? fmt::format("{} users", grouped(std::llround(f.share)))
+                     : fmt::format("{:.4g} requests/s", f.share),
+        grouped(std::llround(f.output_tokens_per_s)));
+    print_result(f.result);
   }
-  print_answer(a);
+  print_answer(r);
 }
 
-void print_serve_json(const ServeAnswer& a) {
-  const Workload& w = a.workload;
+void print_serve_json(const ServeReport& r) {
+  const ServeJob& job = r.job;
+  const Workload& w = job.workload;
   JsonWriter j;
   j.begin_object()
-      .field("model", a.model)
-      .field("gpu", a.gpu->id)
-      .field("precision", std::string(precision_name(a.base.precision)))
-      .field("kv_precision", std::string(precision_name(a.base.kv_precision)))
-      .field("input_tokens", a.input)
-      .field("output_tokens", a.output)
-      .field("load", a.load_kind)
+      .field("model", r.model)
+      .field("gpu", r.gpu->id)
+      .field("precision", std::string(precision_name(job.base.precision)))
+      .field("kv_precision", std::string(precision_name(job.base.kv_precision)))
+      .field("input_tokens", r.input)
+      .field("output_tokens", r.output)
+      .field("load", r.load_kind)
       .field("rate_per_s", w.rate_per_s)
-      .field("static_batch", a.setup.batching == Batching::kStatic ? a.setup.static_batch : 0)
+      .field("static_batch", job.setup.batching == Batching::kStatic ? job.setup.static_batch : 0)
       .field("users", w.users)
       .field("think_s", w.think_time.si())
-      .field("requests", w.requests);
-  if (a.slo.ttft_p99) {
-    j.field("slo_ttft_p99_s", a.slo.ttft_p99->si());
+      .field("requests", r.answer.requests);
+  if (job.slo.ttft_p99) {
+    j.field("slo_ttft_p99_s", job.slo.ttft_p99->si());
   }
-  if (a.slo.tpot_p99) {
-    j.field("slo_tpot_p99_s", a.slo.tpot_p99->si());
+  if (job.slo.tpot_p99) {
+    j.field("slo_tpot_p99_s", job.slo.tpot_p99->si());
   }
-  write_options(j, a);
-  if (a.best != nullptr) {
-    write_best(j, a);
+  write_options(j, r);
+  if (r.answer.best_option() != nullptr) {
+    write_best(j, r);
   } else {
     j.key("chosen_tp").null();
   }

@@ -1,0 +1,98 @@
+// Sizing a serving deployment: what each instance shape serves under a latency objective, the
+// best shape per GPU, the requested load simulated on it, and the replicas a target needs.
+//
+// Every shape is timed by the iteration model (inference.h) and loaded by the discrete-event
+// simulator (serving.h): its capacity is the highest Poisson rate, or for a closed loop the most
+// concurrent users, whose p99 latencies meet the objective. `gpuplan serve` prints this answer
+// and `gpuplan plan` sizes serving on every offer through the same call, so the two agree.
+#ifndef GPUPLAN_SERVE_H_
+#define GPUPLAN_SERVE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuplan/inference.h"
+#include "gpuplan/serving.h"
+
+namespace gpuplan {
+
+struct ServeJob {
+  Instance base;        // GPU, node, network and precisions; tp and pp are each shape's
+  int64_t tp = 0;       // 0: powers of two up to the widest the node allows
+  int64_t pp = 0;       // 0: one stage, or whole-node stages across nodes for a model one
+                        // node cannot hold (needs base.scale_out)
+  int64_t max_tp = 8;   // without tp, over PCIe: the most cards one instance may span
+  int64_t max_pp = 64;  // with pp 0: the most whole-node stages tried
+  Workload workload;    // workload.users > 0: a closed loop of users
+  ServingSetup setup;   // replicas: the instances `run` simulates
+  Slo slo;
+  double target = 0;  // requests/s (open loop) or users (closed loop) to size a fleet for; 0: none
+  bool simulate_load = true;  // simulate the workload itself on the best shape (`run`)
+
+  bool closed() const { return workload.users > 0; }
+};
+
+// One instance shape, evaluated: how much it serves — requests/s (open loop) or users (closed
+// loop) — within the objective, or at most without one.
+struct ServeOption {
+  int64_t tp = 0;
+  int64_t pp = 1;
+  int64_t gpus = 0;    // tp x pp
+  std::string reason;  // why it cannot serve; empty when it can
+  std::optional<InferenceModel> model;
+  double amount = 0;        // requests/s or users
+  double per_gpu = 0;       // amount per GPU
+  double tokens_per_s = 0;  // output tokens/s at that capacity
+  ServingResult offline;    // every request queued at once
+  ServingResult at_amount;  // the simulation at the capacity
+
+  bool serves() const { return reason.empty(); }
+};
+
+// The replicas a target needs. Each replica is simulated at its share of the load — the target
+// divided over the replicas, rounded up for users — since a least-loaded balancer gives every
+// replica the same share of a closed loop, and a Poisson stream split at random is Poisson at
+// the shared rate (a least-loaded split does no worse). Grown while the share misses.
+struct ServeFleet {
+  int64_t replicas = 0;
+  int64_t gpus = 0;
+  double share = 0;      // requests/s or users per replica
+  ServingResult result;  // one replica at its share
+  bool met = false;
+  double output_tokens_per_s = 0;  // the fleet's: replicas x one replica's
+};
+
+struct ServeAnswer {
+  std::vector<ServeOption> options;  // by pp, then tp, ascending
+  int best = -1;                     // the option that serves most per GPU; -1: none serves
+  std::optional<ServingResult> run;  // the workload on `setup.replicas` of the best, when asked
+  std::optional<ServeFleet> fleet;   // when the job has a target and an option serves
+  int64_t requests = 0;              // simulated in `run`: a closed loop, 4 or more per user
+  int64_t max_batch = 0;             // the engine's limits, for people to read
+  int64_t chunk_tokens = 0;
+
+  const ServeOption* best_option() const {
+    return best < 0 ? nullptr : &options[static_cast<size_t>(best)];
+  }
+};
+
+// KV cache precision when none is given: fp8 and fp16 weights keep their format, the others bf16.
+Precision default_kv_precision(Precision weights);
+
+// Shapes already evaluated for one model, workload, setup and objective, by what they run on:
+// `plan` asks serve() about many offers that share a GPU and a node.
+using ServeShapeCache = std::map<std::string, ServeOption>;
+
+// The shapes, the best, the requested load on it and the fleet for the target. REQUIRES: the
+// workload's context fits the model (check_context), base.gpu and base.scale_up set; a cache
+// used only with one model, workload, setup and objective.
+ServeAnswer serve(const Model& model, const ServeJob& job, const MemoryParams& mp,
+                  const TrainParams& tp, const InferenceParams& ip,
+                  ServeShapeCache* cache = nullptr);
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_SERVE_H_

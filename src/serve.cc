@@ -1,0 +1,165 @@
+#include "gpuplan/serve.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuplan {
+namespace {
+
+// One instance shape: its capacity within the objective (requests/s, or users for a closed
+// loop), or the most it serves without one.
+ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, int64_t pp,
+                           const MemoryParams& mp, const TrainParams& trp,
+                           const InferenceParams& ip) {
+  ServeOption o;
+  o.tp = tp;
+  o.pp = pp;
+  o.gpus = tp * pp;
+  Instance in = job.base;
+  in.tp = tp;
+  in.pp = pp;
+  o.model.emplace(model, in, mp, trp, ip);
+  if (!o.model->feasible()) {
+    o.reason = o.model->reason();
+    return o;
+  }
+  ServingSetup one = job.setup;
+  one.replicas = 1;
+  Workload open = job.workload;
+  open.users = 0;
+  const Capacity cap = capacity_under_slo(*o.model, open, one, job.closed() ? Slo{} : job.slo);
+  o.offline = cap.offline;
+  o.amount = cap.max_rate_per_s;
+  o.reason = cap.reason;
+  o.at_amount = cap.at_max;
+  // Steady state: the rate times the mean output.
+  double outputs = 0;
+  for (int64_t i = 0; i < open.requests; ++i) {
+    outputs += static_cast<double>(open.length(i).output);
+  }
+  o.tokens_per_s = cap.max_rate_per_s * outputs / static_cast<double>(open.requests);
+  if (job.closed() && cap.feasible) {
+    const UserCapacity u = users_under_slo(*o.model, job.workload, one, job.slo);
+    o.amount = static_cast<double>(job.slo.any() ? u.max_users : u.at_once);
+    o.reason = u.reason;
+    o.at_amount = u.at_max;
+    o.tokens_per_s = job.slo.any() ? u.at_max.output_tokens_per_s : cap.offline.output_tokens_per_s;
+  }
+  o.per_gpu = o.amount / static_cast<double>(o.gpus);
+  return o;
+}
+
+// Whether a shape failed for room — the weights, or one request's context, do not fit — so that
+// more pipeline stages could help.
+bool short_of_memory(const ServeOption& o, const Workload& w) {
+  if (o.serves()) {
+    return false;
+  }
+  const InferenceModel& m = *o.model;
+  return m.kv_tokens() <= 0 || w.max_context() > m.engine_kv_tokens();
+}
+
+// See ServeFleet.
+ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
+  ServeFleet f;
+  f.replicas = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(job.target / b.amount)));
+  for (int tries = 0; tries < 8; ++tries) {
+    Workload share = job.workload;
+    if (job.closed()) {
+      share.users = static_cast<int64_t>(std::ceil(job.target / static_cast<double>(f.replicas)));
+      share.requests = std::max(job.workload.requests, 4 * share.users);
+      f.share = static_cast<double>(share.users);
+    } else {
+      share.rate_per_s = job.target / static_cast<double>(f.replicas);
+      f.share = share.rate_per_s;
+    }
+    ServingSetup one = job.setup;
+    one.replicas = 1;
+    f.result = simulate_serving(*b.model, share, one);
+    f.met = meets_slo(f.result, job.slo);
+    if (f.met) {
+      break;
+    }
+    ++f.replicas;
+  }
+  f.gpus = f.replicas * b.gpus;
+  f.output_tokens_per_s = f.result.output_tokens_per_s * static_cast<double>(f.replicas);
+  return f;
+}
+
+}  // namespace
+
+Precision default_kv_precision(Precision weights) {
+  return weights == Precision::kFp8 || weights == Precision::kFp16 ? weights : Precision::kBf16;
+}
+
+ServeAnswer serve(const Model& model, const ServeJob& job, const MemoryParams& mp,
+                  const TrainParams& tp, const InferenceParams& ip, ServeShapeCache* cache) {
+  auto evaluate = [&](int64_t t, int64_t p) {
+    if (cache == nullptr) {
+      return evaluate_shape(model, job, t, p, mp, tp, ip);
+    }
+    // What a shape runs on: the node's GPUs and links, and the network between nodes only when
+    // its stages span them.
+    const Instance& b = job.base;
+    const std::string key = fmt::format(
+        "{}/{}/{}/{}/{}/{}", b.gpu->id, b.scale_up->id, b.gpus_per_node, t, p,
+        p > 1 && b.scale_out != nullptr ? fmt::format("{}x{}", b.scale_out->id, b.nics_per_node)
+                                        : "");
+    auto it = cache->find(key);
+    if (it == cache->end()) {
+      it = cache->emplace(key, evaluate_shape(model, job, t, p, mp, tp, ip)).first;
+    }
+    return it->second;
+  };
+  ServeAnswer a;
+  a.max_batch = ip.max_batch;
+  a.chunk_tokens = mp.inference_chunk_tokens;
+  const Gpu& gpu = *job.base.gpu;
+  // Tensor parallelism: powers of two up to the GPU's NVLink domain, or up to max_tp cards over
+  // PCIe, and never past the node.
+  const int64_t node = job.base.gpus_per_node > 0
+                           ? job.base.gpus_per_node
+                           : (gpu.scale_up_domain > 1 ? gpu.scale_up_domain : job.max_tp);
+  const int64_t widest = std::min(gpu.scale_up_domain > 1 ? gpu.scale_up_domain : job.max_tp, node);
+  const int64_t stages = job.pp > 0 ? job.pp : 1;
+  for (int64_t t = job.tp > 0 ? job.tp : 1; t <= (job.tp > 0 ? job.tp : widest); t *= 2) {
+    a.options.push_back(evaluate(t, stages));
+  }
+  // A model one node cannot hold: whole-node stages across the nodes' network, doubling until a
+  // shape has room.
+  if (job.pp == 0 && job.tp == 0 && job.base.scale_out != nullptr) {
+    for (int64_t pp = 2; pp <= std::min(job.max_pp, model.layers) &&
+                         short_of_memory(a.options.back(), job.workload);
+         pp *= 2) {
+      a.options.push_back(evaluate(widest, pp));
+    }
+  }
+  for (size_t i = 0; i < a.options.size(); ++i) {
+    const ServeOption& o = a.options[i];
+    if (o.serves() && (a.best < 0 || o.per_gpu > a.best_option()->per_gpu * 1.0000001)) {
+      a.best = static_cast<int>(i);
+    }
+  }
+  const ServeOption* best = a.best_option();
+  if (best == nullptr) {
+    return a;
+  }
+  if (job.simulate_load) {
+    Workload w = job.workload;
+    if (job.closed()) {
+      // Every user sends several requests, so the loop reaches its steady state.
+      w.requests = std::max(w.requests, 4 * w.users);
+    }
+    a.requests = w.requests;
+    a.run = simulate_serving(*best->model, w, job.setup);
+  }
+  if (job.target > 0) {
+    a.fleet = size_fleet(*best, job);
+  }
+  return a;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,95 @@
+#include "gpuplan/serve.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gpuplan/catalog.h"
+#include "shipped_catalog.h"
+
+namespace gpuplan {
+namespace {
+
+// Llama 3.1 8B on an H100 node: 200 -> 50 tokens, a p99 time per output token of 40 ms.
+ServeJob h100_job() {
+  const Catalog& c = shipped_catalog();
+  ServeJob j;
+  j.base.gpu = *c.gpu("h100-sxm");
+  j.base.scale_up = *c.fabric("nvlink4");
+  j.base.gpus_per_node = 8;
+  j.workload.input_tokens = 200;
+  j.workload.output_tokens = 50;
+  j.slo.tpot_p99 = Seconds(0.04);
+  return j;
+}
+
+ServeAnswer answer(const char* model, const ServeJob& j) {
+  const Catalog& c = shipped_catalog();
+  return serve(*c.model(model), j, c.memory_params(), c.train_params(), c.inference_params());
+}
+
+TEST(ServeTest, TriesPowersOfTwoUpToTheNodeAndPicksTheMostPerGpu) {
+  ServeJob j = h100_job();
+  j.workload.users = 50;
+  const ServeAnswer a = answer("llama-3.1-8b", j);
+  ASSERT_EQ(a.options.size(), 4U);  // tp 1, 2, 4, 8 within the 8-GPU NVLink node
+  for (size_t i = 0; i < a.options.size(); ++i) {
+    EXPECT_EQ(a.options[i].tp, int64_t{1} << i);
+    EXPECT_EQ(a.options[i].pp, 1);
+  }
+  ASSERT_NE(a.best_option(), nullptr);
+  for (const ServeOption& o : a.options) {
+    if (o.serves()) {
+      EXPECT_LE(o.per_gpu, a.best_option()->per_gpu) << "tp " << o.tp;
+    }
+  }
+  ASSERT_TRUE(a.run.has_value());
+  // The closed loop simulates at least 4 requests per user: 4 x 50 = 200 < the default 1000.
+  EXPECT_EQ(a.requests, 1000);
+  EXPECT_FALSE(a.fleet.has_value());  // no target
+}
+
+TEST(ServeTest, AFleetIsTheTargetOverWhatOneReplicaHoldsEachSimulatedAtItsShare) {
+  ServeJob j = h100_job();
+  j.workload.users = 1000;
+  j.target = 1000;
+  j.simulate_load = false;
+  const ServeAnswer a = answer("llama-3.1-8b", j);
+  ASSERT_NE(a.best_option(), nullptr);
+  ASSERT_TRUE(a.fleet.has_value());
+  EXPECT_FALSE(a.run.has_value());
+  const ServeOption& b = *a.best_option();
+  const ServeFleet& f = *a.fleet;
+  // One replica holds b.amount users within the objective; ceil(1000 / amount) replicas, each
+  // with ceil(1000 / replicas) <= amount users, meet it too (the bisection's own simulation).
+  EXPECT_EQ(f.replicas, static_cast<int64_t>(std::ceil(1000 / b.amount)));
+  EXPECT_EQ(f.share, std::ceil(1000.0 / static_cast<double>(f.replicas)));
+  EXPECT_LE(f.share, b.amount);
+  EXPECT_TRUE(f.met);
+  EXPECT_EQ(f.gpus, f.replicas * b.gpus);
+  EXPECT_DOUBLE_EQ(f.output_tokens_per_s,
+                   f.result.output_tokens_per_s * static_cast<double>(f.replicas));
+}
+
+TEST(ServeTest, AModelOneNodeCannotHoldGetsWholeNodeStagesAcrossTheNetwork) {
+  // Llama 3.1 405B in bf16: 405.9e9 parameters x 2 bytes = 812 GB, more than 8 x 79.6 GiB
+  // (85.5 GB) = 684 GB on one H100 node, less than two nodes' 1,368 GB.
+  const Catalog& c = shipped_catalog();
+  ServeJob j = h100_job();
+  j.workload.users = 10;
+  j.slo = Slo{};
+  j.base.scale_out = *c.fabric("ib-ndr-400g");
+  j.base.nics_per_node = 8;
+  const ServeAnswer a = answer("llama-3.1-405b", j);
+  ASSERT_EQ(a.options.size(), 5U);  // tp 1, 2, 4, 8, then tp 8 pp 2
+  EXPECT_EQ(a.options.back().tp, 8);
+  EXPECT_EQ(a.options.back().pp, 2);
+  ASSERT_NE(a.best_option(), nullptr);
+  EXPECT_EQ(a.best_option()->gpus, 16);
+  // Without a network between nodes there is nothing past one node.
+  j.base.scale_out = nullptr;
+  EXPECT_EQ(answer("llama-3.1-405b", j).options.size(), 4U);
+}
+
+}  // namespace
+}  // namespace gpuplan
