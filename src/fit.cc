@@ -118,4 +118,42 @@ SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gp
   return best;
 }
 
+Result<FitAnswer> fit(const Model& model, const FitJob& job, const Catalog& catalog) {
+  if (std::optional<std::string> problem = layout_problem(model, job.memory)) {
+    return fail("layout", *problem, "choose tp/pp/dp that suit the model");
+  }
+  const MemoryParams& mp = catalog.memory_params();
+  FitAnswer a;
+  if (job.gpu != nullptr) {
+    a.on_gpu = fit_on_gpu(model, job.memory, *job.gpu, mp);
+    if (job.memory.task == Task::kInfer && precision_bytes(job.memory.precision) >= 2) {
+      MemoryJob q = job.memory;
+      q.precision = Precision::kFp8;
+      a.fp8 = fit_on_gpu(model, q, *job.gpu, mp);
+    }
+  }
+  if (job.offer != nullptr) {
+    FitSearch search = job.search;
+    search.max_gpus = job.offer->gpus_per_node * job.offer->max_nodes;
+    a.on_offer = smallest_fit(model, job.memory, **catalog.gpu(job.offer->gpu), mp, search);
+  }
+  for (const Gpu& g : catalog.gpus()) {
+    a.smallest.emplace_back(&g, smallest_fit(model, job.memory, g, mp, job.search));
+  }
+  for (const Offer& o : catalog.offers()) {
+    for (const auto& [g, s] : a.smallest) {
+      if (g->id != o.gpu) {
+        continue;
+      }
+      OfferFit f;
+      f.offer = &o;
+      f.gpus_needed = s.found ? s.gpus : 0;
+      f.holds = s.found && s.gpus <= o.gpus_per_node * o.max_nodes;
+      f.nodes = f.holds ? (s.gpus + o.gpus_per_node - 1) / o.gpus_per_node : 0;
+      a.offers.push_back(f);
+    }
+  }
+  return a;
+}
+
 }  // namespace gpuplan

@@ -89,5 +89,44 @@ TEST_F(FitTest, SearchReportsWhyNothingFits) {
   EXPECT_NE(s.reason.find("no layout of up to 64 x l4 fits"), std::string::npos) << s.reason;
 }
 
+TEST_F(FitTest, TheFitAnswerSizesEveryOfferFromItsGpusSmallestFit) {
+  // Serving 70B at its full context (131.4 GiB of weights + 40 GiB of KV cache, above) needs 2
+  // H200 (2 x 140.4 GiB): one HGX node of 8 holds it; one 15 GiB T4 (aws-g4dn.xlarge, one GPU,
+  // one node) cannot.
+  FitJob j;
+  j.memory.task = Task::kInfer;
+  j.memory.context = 131072;
+  j.gpu = h200_;
+  j.offer = *catalog_->offer("eveo-hgx-8xh200");
+  const Result<FitAnswer> a = fit(model_, j, *catalog_);
+  ASSERT_TRUE(a.has_value()) << a.error().message();
+  ASSERT_TRUE(a->on_gpu && a->fp8 && a->on_offer);
+  EXPECT_FALSE(a->on_gpu->verdict.fits);
+  EXPECT_TRUE(a->on_offer->found);
+  EXPECT_EQ(a->on_offer->gpus, 2);
+  ASSERT_EQ(a->smallest.size(), catalog_->gpus().size());
+  ASSERT_EQ(a->offers.size(), catalog_->offers().size());
+  for (const OfferFit& o : a->offers) {
+    if (o.offer->id == "eveo-hgx-8xh200") {
+      EXPECT_TRUE(o.holds);
+      EXPECT_EQ(o.nodes, 1);
+      EXPECT_EQ(o.gpus_needed, 2);
+    }
+    if (o.offer->id == "aws-g4dn.xlarge") {
+      EXPECT_FALSE(o.holds);
+      EXPECT_GT(o.gpus_needed, 1);  // T4s do hold it, but more than the offer's one
+    }
+  }
+}
+
+TEST_F(FitTest, AnImpossibleLayoutIsAnErrorAtLayout) {
+  FitJob j;
+  j.memory.task = Task::kInfer;
+  j.memory.layout.tp = 3;  // does not divide 64 heads
+  const Result<FitAnswer> a = fit(model_, j, *catalog_);
+  ASSERT_FALSE(a.has_value());
+  EXPECT_EQ(a.error().where, "layout");
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -10,7 +10,10 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "gpuplan/catalog.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/memory.h"
 #include "gpuplan/model.h"
@@ -67,6 +70,34 @@ struct SmallestFit {
 // Inference uses tp * pp GPUs (one replica); training fills the rest with data parallelism.
 SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gpu,
                          const MemoryParams& params, const FitSearch& search);
+
+// The fit answer (`gpuplan fit`): the verdict on one GPU (and, for 16-bit inference, with fp8
+// weights), on one offer, and the smallest count of every catalog GPU and offer that holds the
+// job.
+struct FitJob {
+  MemoryJob memory;
+  const Gpu* gpu = nullptr;      // the verdict on this GPU; null: none asked
+  const Offer* offer = nullptr;  // and on this offer (its GPU, up to its nodes)
+  FitSearch search;              // for every catalog GPU
+};
+
+struct OfferFit {
+  const Offer* offer = nullptr;
+  bool holds = false;       // its GPU's smallest fit is within its nodes
+  int64_t nodes = 0;        // nodes needed, when it holds
+  int64_t gpus_needed = 0;  // its GPU's smallest fit; 0 when no layout fits
+};
+
+struct FitAnswer {
+  std::optional<FitReport> on_gpu;
+  std::optional<FitReport> fp8;         // on_gpu with fp8 weights, for 16-bit inference
+  std::optional<SmallestFit> on_offer;  // the fewest of the offer's GPUs that hold it
+  std::vector<std::pair<const Gpu*, SmallestFit>> smallest;  // every catalog GPU, by id
+  std::vector<OfferFit> offers;                              // every catalog offer, by id
+};
+
+// An impossible layout (layout_problem) is an Error at "layout".
+Result<FitAnswer> fit(const Model& model, const FitJob& job, const Catalog& catalog);
 
 }  // namespace gpuplan
 

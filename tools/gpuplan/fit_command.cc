@@ -147,24 +147,6 @@ std::string job_text(const MemoryJob& job) {
                      grouped(job.seq));
 }
 
-// The smallest fit of every catalog GPU (and of the one the user asked about first).
-struct Alternatives {
-  std::vector<std::pair<const Gpu*, SmallestFit>> gpus;
-};
-
-Alternatives search_all(const Catalog& c, const Model& model, const MemoryJob& job,
-                        const FitFlags& f, bool zero_given, bool recompute_given) {
-  Alternatives a;
-  FitSearch search;
-  search.max_gpus = f.max_gpus;
-  search.vary_zero = !zero_given;
-  search.vary_recompute = !recompute_given;
-  for (const Gpu& g : c.gpus()) {
-    a.gpus.emplace_back(&g, smallest_fit(model, job, g, c.memory_params(), search));
-  }
-  return a;
-}
-
 // Bytes are whole numbers in JSON.
 int64_t whole(Bytes b) {
   return static_cast<int64_t>(std::llround(b.si()));
@@ -199,15 +181,11 @@ void write_layout_json(JsonWriter& w, const MemoryJob& job) {
       .end_object();
 }
 
-struct Target {
-  const Gpu* gpu = nullptr;
-  const Offer* offer = nullptr;
-};
-
-void print_json(const Model& model, const MemoryJob& job, const Target& t,
-                const std::optional<FitReport>& report, const std::optional<FitReport>& fp8,
-                const std::optional<SmallestFit>& offer_fit, const Alternatives& alt,
-                const Catalog& c) {
+void print_json(const Model& model, const FitJob& fj, const FitAnswer& a) {
+  const MemoryJob& job = fj.memory;
+  const std::optional<FitReport>& report = a.on_gpu;
+  const std::optional<FitReport>& fp8 = a.fp8;
+  const std::optional<SmallestFit>& offer_fit = a.on_offer;
   const ParameterCount pc = count_parameters(model);
   JsonWriter w;
   w.begin_object();
@@ -231,12 +209,12 @@ void print_json(const Model& model, const MemoryJob& job, const Target& t,
   w.key("layout");
   write_layout_json(w, job);
   w.end_object();
-  if (t.gpu != nullptr && report) {
+  if (fj.gpu != nullptr && report) {
     w.key("gpu")
         .begin_object()
-        .field("id", t.gpu->id)
-        .field("memory_bytes", whole(t.gpu->memory))
-        .field("usable_bytes", whole(t.gpu->memory_usable))
+        .field("id", fj.gpu->id)
+        .field("memory_bytes", whole(fj.gpu->memory))
+        .field("usable_bytes", whole(fj.gpu->memory_usable))
         .end_object();
     w.key("memory");
     write_memory_json(w, report->memory);
@@ -258,11 +236,11 @@ void print_json(const Model& model, const MemoryJob& job, const Target& t,
       w.end_object();
     }
   }
-  if (t.offer != nullptr && offer_fit) {
+  if (fj.offer != nullptr && offer_fit) {
     w.key("offer")
         .begin_object()
-        .field("id", t.offer->id)
-        .field("gpus", t.offer->gpus_per_node * t.offer->max_nodes)
+        .field("id", fj.offer->id)
+        .field("gpus", fj.offer->gpus_per_node * fj.offer->max_nodes)
         .field("fits", offer_fit->found);
     if (offer_fit->found) {
       w.field("gpus_needed", offer_fit->gpus);
@@ -276,7 +254,7 @@ void print_json(const Model& model, const MemoryJob& job, const Target& t,
     w.end_object();
   }
   w.key("smallest").begin_array();
-  for (const auto& [g, s] : alt.gpus) {
+  for (const auto& [g, s] : a.smallest) {
     w.begin_object().field("gpu", g->id).field("fits", s.found);
     if (s.found) {
       w.field("gpus", s.gpus)
@@ -291,18 +269,12 @@ void print_json(const Model& model, const MemoryJob& job, const Target& t,
   }
   w.end_array();
   w.key("offers").begin_array();
-  for (const Offer& o : c.offers()) {
-    for (const auto& [g, s] : alt.gpus) {
-      if (g->id != o.gpu)
-        continue;
-      const int64_t capacity = o.gpus_per_node * o.max_nodes;
-      const bool holds = s.found && s.gpus <= capacity;
-      w.begin_object().field("offer", o.id).field("fits", holds);
-      if (holds) {
-        w.field("nodes", (s.gpus + o.gpus_per_node - 1) / o.gpus_per_node);
-      }
-      w.end_object();
+  for (const OfferFit& o : a.offers) {
+    w.begin_object().field("offer", o.offer->id).field("fits", o.holds);
+    if (o.holds) {
+      w.field("nodes", o.nodes);
     }
+    w.end_object();
   }
   w.end_array();
   w.end_object();
@@ -357,10 +329,11 @@ void print_memory_table(const MemoryBreakdown& m, const MemoryJob& job) {
   fmt::print("{}", t.str("  "));
 }
 
-void print_text(const Model& model, const MemoryJob& job, const Target& t,
-                const std::optional<FitReport>& report, const std::optional<FitReport>& fp8,
-                const std::optional<SmallestFit>& offer_fit, const Alternatives& alt,
-                const Catalog& c) {
+void print_text(const Model& model, const FitJob& fj, const FitAnswer& a) {
+  const MemoryJob& job = fj.memory;
+  const std::optional<FitReport>& report = a.on_gpu;
+  const std::optional<FitReport>& fp8 = a.fp8;
+  const std::optional<SmallestFit>& offer_fit = a.on_offer;
   const ParameterCount pc = count_parameters(model);
   fmt::print("model   {} ({}): {} parameters", model.id, model.model_type, grouped(pc.total));
   if (model.is_moe()) {
@@ -369,8 +342,8 @@ void print_text(const Model& model, const MemoryJob& job, const Target& t,
   fmt::print(", {} layers\n", model.layers);
   fmt::print("job     {}\n", job_text(job));
 
-  if (t.gpu != nullptr && report) {
-    const Gpu& g = *t.gpu;
+  if (fj.gpu != nullptr && report) {
+    const Gpu& g = *fj.gpu;
     const MemoryBreakdown& m = report->memory;
     fmt::print("gpu     {}: {} as marketed, {} usable (what the driver reports)\n", g.name,
                gb(g.memory), gib(g.memory_usable));
@@ -412,8 +385,8 @@ void print_text(const Model& model, const MemoryJob& job, const Target& t,
                  g.id, precision_name(job.precision), precision_name(job.precision));
     }
   }
-  if (t.offer != nullptr && offer_fit) {
-    const Offer& o = *t.offer;
+  if (fj.offer != nullptr && offer_fit) {
+    const Offer& o = *fj.offer;
     fmt::print("\noffer   {} ({}): {} x {} per node, up to {} node(s)\n", o.id, o.name,
                o.gpus_per_node, o.gpu, o.max_nodes);
     if (offer_fit->found && offer_fit->gpus <= o.gpus_per_node * o.max_nodes) {
@@ -429,7 +402,7 @@ void print_text(const Model& model, const MemoryJob& job, const Target& t,
 
   fmt::print("\nsmallest number of each catalog GPU that holds this job:\n");
   Table table({"gpu", "GPUs", "layout", "per GPU", "usable"}, {false, true, false, true, true});
-  for (const auto& [g, s] : alt.gpus) {
+  for (const auto& [g, s] : a.smallest) {
     if (s.found) {
       table.add({g->id, fmt::format("{}", s.gpus), layout_text(s.job),
                  gib(s.report.verdict.required), gib(g->memory_usable)});
@@ -443,23 +416,16 @@ void print_text(const Model& model, const MemoryJob& job, const Target& t,
   fmt::print("\noffers in the catalog that hold it:\n");
   Table offers({"offer", "gpu", "per node", "nodes needed", "price"},
                {false, false, true, true, true});
-  for (const Offer& o : c.offers()) {
-    for (const auto& [g, s] : alt.gpus) {
-      if (g->id != o.gpu)
-        continue;
-      const int64_t capacity = o.gpus_per_node * o.max_nodes;
-      std::string nodes = "does not fit";
-      if (s.found && s.gpus <= capacity) {
-        nodes = fmt::format("{}", (s.gpus + o.gpus_per_node - 1) / o.gpus_per_node);
-      } else if (s.found) {
-        nodes = fmt::format("needs {} GPUs", s.gpus);
-      }
-      const std::string price = o.price_per_node_hour
-                                    ? fmt::format("{:.2f} {}/h", o.price_per_node_hour->amount,
-                                                  o.price_per_node_hour->currency)
-                                    : "not public";
-      offers.add({o.id, o.gpu, fmt::format("{}", o.gpus_per_node), nodes, price});
-    }
+  for (const OfferFit& f : a.offers) {
+    const Offer& o = *f.offer;
+    const std::string nodes = f.holds             ? fmt::format("{}", f.nodes)
+                              : f.gpus_needed > 0 ? fmt::format("needs {} GPUs", f.gpus_needed)
+                                                  : std::string("does not fit");
+    const std::string price = o.price_per_node_hour
+                                  ? fmt::format("{:.2f} {}/h", o.price_per_node_hour->amount,
+                                                o.price_per_node_hour->currency)
+                                  : "not public";
+    offers.add({o.id, o.gpu, fmt::format("{}", o.gpus_per_node), nodes, price});
   }
   fmt::print("{}", offers.str("  "));
 }
@@ -547,48 +513,31 @@ int run_fit(const std::vector<std::string>& args) {
   Result<MemoryJob> job = make_job(f, *model, *catalog);
   if (!job)
     return report_error(kName, job.error(), kExitUsage);
-  Target target;
+  FitJob fj;
+  fj.memory = *job;
   if (!f.gpu.empty()) {
     Result<const Gpu*> g = catalog->gpu(f.gpu);
     if (!g)
       return report_error(kName, Error{"--gpu", g.error().what, g.error().hint});
-    target.gpu = *g;
+    fj.gpu = *g;
   }
-  std::optional<SmallestFit> offer_fit;
   if (!f.offer.empty()) {
     Result<const Offer*> o = catalog->offer(f.offer);
     if (!o)
       return report_error(kName, Error{"--offer", o.error().what, o.error().hint});
-    target.offer = *o;
+    fj.offer = *o;
   }
-  if (auto problem = layout_problem(*model, *job)) {
-    return report_error(kName, Error{"layout", *problem, "choose tp/pp/dp that suit the model"});
+  fj.search.max_gpus = f.max_gpus;
+  fj.search.vary_zero = app.count("--zero") == 0;
+  fj.search.vary_recompute = app.count("--recompute") == 0;
+  Result<FitAnswer> answer = fit(*model, fj, *catalog);
+  if (!answer) {
+    return report_error(kName, answer.error());
   }
-  std::optional<FitReport> report;
-  std::optional<FitReport> fp8;
-  if (target.gpu != nullptr) {
-    report = fit_on_gpu(*model, *job, *target.gpu, catalog->memory_params());
-    if (job->task == Task::kInfer && precision_bytes(job->precision) >= 2) {
-      MemoryJob q = *job;
-      q.precision = Precision::kFp8;
-      fp8 = fit_on_gpu(*model, q, *target.gpu, catalog->memory_params());
-    }
-  }
-  const bool zero_given = app.count("--zero") > 0;
-  const bool recompute_given = app.count("--recompute") > 0;
-  if (target.offer != nullptr) {
-    const Gpu* g = *catalog->gpu(target.offer->gpu);
-    FitSearch search;
-    search.max_gpus = target.offer->gpus_per_node * target.offer->max_nodes;
-    search.vary_zero = !zero_given;
-    search.vary_recompute = !recompute_given;
-    offer_fit = smallest_fit(*model, *job, *g, catalog->memory_params(), search);
-  }
-  const Alternatives alt = search_all(*catalog, *model, *job, f, zero_given, recompute_given);
   if (f.json) {
-    print_json(*model, *job, target, report, fp8, offer_fit, alt, *catalog);
+    print_json(*model, fj, *answer);
   } else {
-    print_text(*model, *job, target, report, fp8, offer_fit, alt, *catalog);
+    print_text(*model, fj, *answer);
   }
   return kExitOk;
 }
