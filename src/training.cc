@@ -59,23 +59,6 @@ double model_flops_per_token(const Model& m, int64_t seq) {
   return 6.0 * matmul + attention;
 }
 
-Network cluster_network(const Cluster& c, const TrainParams& p) {
-  Network n;
-  n.gpus_per_node = c.gpus_per_node;
-  const Fabric& up = *c.scale_up;
-  n.intra_busbw = up.measured_busbw.value_or(up.bandwidth * p.nccl_efficiency);
-  n.base_latency = p.collective_latency;
-  n.intra_latency = up.latency;
-  n.channel_bytes = p.nccl_channel_bytes;
-  if (c.scale_out != nullptr) {
-    const Fabric& out = *c.scale_out;
-    n.nics_per_node = c.nics_per_node;
-    n.nic_bandwidth = out.measured_busbw.value_or(out.bandwidth * p.nccl_efficiency);
-    n.inter_latency = out.latency;
-  }
-  return n;
-}
-
 std::optional<std::string> interleaving_problem(const Model& m, int64_t pp, int64_t v,
                                                 PipelineEngine engine) {
   if (v <= 1) {

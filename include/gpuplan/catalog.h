@@ -18,11 +18,9 @@
 
 #include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
-#include "gpuplan/inference.h"
-#include "gpuplan/memory.h"
 #include "gpuplan/model.h"
+#include "gpuplan/params.h"
 #include "gpuplan/result.h"
-#include "gpuplan/training.h"
 
 namespace gpuplan {
 

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "gpuplan/hardware.h"
+#include "gpuplan/params.h"
 #include "gpuplan/units.h"
 
 namespace gpuplan {
@@ -63,6 +65,20 @@ Seconds all_to_all_time(Bytes bytes, const Group& g, const Network& net);
 int64_t latency_levels(int64_t n);
 // Point-to-point transfer between neighbouring pipeline stages.
 Seconds send_recv_time(Bytes bytes, bool crosses_nodes, const Network& net);
+
+// The machines: how many GPUs of which type, how they are grouped into nodes, and the fabrics.
+struct Cluster {
+  const Gpu* gpu = nullptr;
+  int64_t gpus = 1;
+  int64_t gpus_per_node = 8;
+  const Fabric* scale_up = nullptr;   // inside a node
+  const Fabric* scale_out = nullptr;  // between nodes; may be null for one node
+  int64_t nics_per_node = 0;
+};
+
+// Builds the Network a cluster offers to collectives, from its fabrics' measured bus bandwidth
+// (or link rate x nccl_efficiency where none is measured).
+Network cluster_network(const Cluster& c, const TrainParams& p);
 
 }  // namespace gpuplan
 

@@ -20,22 +20,9 @@
 #include "gpuplan/hardware.h"
 #include "gpuplan/memory.h"
 #include "gpuplan/model.h"
-#include "gpuplan/training.h"
+#include "gpuplan/params.h"
 
 namespace gpuplan {
-
-// Physical parameters of the serving model (docs/FORMULAS.md#serving), shared by every estimate
-// (data/params/inference.toml).
-struct InferenceParams {
-  double kv_memory_fraction = 0;   // share of the memory left after weights and workspace
-                                   // that the engine gives to the KV cache
-  int64_t max_batch = 0;           // most sequences one instance runs at once
-  Seconds iteration_overhead;      // host time per iteration the GPUs wait for
-  Seconds layer_overhead;          // per layer per iteration: launch gaps and kernel ramp
-  double stream_share = 0;         // of the streaming (BabelStream) bandwidth, what the
-                                   // memory-bound decode kernels reach
-  double elementwise_traffic = 0;  // passes over the bytes of the tensors a token writes
-};
 
 // One model replica: tp x pp GPUs. Pipeline stages hold consecutive layers; an engine keeps pp
 // batches in flight, one per stage (vLLM's and TensorRT-LLM's pipeline-parallel serving).

@@ -18,6 +18,7 @@
 #include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/model.h"
+#include "gpuplan/params.h"
 #include "gpuplan/result.h"
 #include "gpuplan/units.h"
 
@@ -45,12 +46,6 @@ inline bool is_training(Task t) {
 inline bool trains_adapters(Task t) {
   return t == Task::kLora || t == Task::kQlora;
 }
-
-// Physical parameters of the memory model, read from data/params/memory.toml.
-struct MemoryParams {
-  Bytes runtime_reserved;              // CUDA context, library workspaces, NCCL buffers, per GPU
-  int64_t inference_chunk_tokens = 0;  // most tokens one serving forward pass processes
-};
 
 // How a job is spread over GPUs: tp * cp * pp * dp GPUs in all, placed TP innermost, then CP,
 // DP, PP outermost (as Megatron-LM places them). Routed experts are split over an expert group

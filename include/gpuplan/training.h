@@ -24,50 +24,9 @@
 #include "gpuplan/hardware.h"
 #include "gpuplan/memory.h"
 #include "gpuplan/model.h"
+#include "gpuplan/params.h"
 
 namespace gpuplan {
-
-// Physical parameters of the training-time model, shared by every estimate and every framework
-// (data/params/training.toml; those marked fitted are written by gpuplan calibrate --validation
-// into data/params/training-fit.toml).
-struct TrainParams {
-  // Share of their microbenchmark rate that GEMM and attention kernels reach inside a training
-  // step, per GPU architecture (fitted: the node's power and memory system are shared with the
-  // traffic around them), and for architectures no published run informed.
-  std::vector<std::pair<std::string, double>> in_situ;
-  double in_situ_default = 0;
-  double elementwise_traffic = 0;  // HBM traffic of elementwise kernels over the bytes their
-                                   // tensors hold (fitted)
-  Seconds kernel_overhead;         // per elementwise kernel: launch gap and ramp (fitted)
-  double overlap_slowdown = 0;     // extra compute time per second of hidden communication
-                                   // (fitted)
-  Seconds step_overhead;           // per optimizer step: data loader, clipping, logging (fitted)
-  double nccl_efficiency = 0;      // achieved fraction of a link's rate where no busbw is measured
-  Seconds collective_latency;      // software latency of one collective pass (collective.h)
-  Bytes nccl_channel_bytes;        // per-rank bytes one NCCL channel needs (collective.h)
-  double adam_bytes = 0;           // HBM bytes per owned parameter of one Adam update
-  BytesPerSecond host_memory_bandwidth;       // a node's host memory, for an offloaded optimizer
-  std::array<BytesPerSecond, 7> host_link{};  // GPU <-> host per PCIe generation (index = gen)
-
-  double in_situ_for(const std::string& architecture) const {
-    for (const auto& [arch, v] : in_situ) {
-      if (arch == architecture) {
-        return v;
-      }
-    }
-    return in_situ_default;
-  }
-};
-
-// The machines: how many GPUs of which type, how they are grouped into nodes, and the fabrics.
-struct Cluster {
-  const Gpu* gpu = nullptr;
-  int64_t gpus = 1;
-  int64_t gpus_per_node = 8;
-  const Fabric* scale_up = nullptr;   // inside a node
-  const Fabric* scale_out = nullptr;  // between nodes; may be null for one node
-  int64_t nics_per_node = 0;
-};
 
 struct TrainJob {
   MemoryJob memory;          // task, precision, recompute, layout, seq, micro-batch, state
@@ -123,10 +82,6 @@ struct TrainEstimate {
   double energy_joules = 0;  // at TDP: an upper bound
   std::optional<Money> cost;
 };
-
-// Builds the Network a cluster offers to collectives, from its fabrics' measured bus bandwidth
-// (or link rate x nccl_efficiency where none is measured).
-Network cluster_network(const Cluster& c, const TrainParams& p);
 
 // Why `v` virtual stages cannot interleave `pp` stages of `model` under `engine`, or nullopt:
 // Megatron needs the layers to divide evenly into pp x v chunks, DeepSpeed's engine does not

@@ -1,0 +1,71 @@
+// The physical parameters the models share, as the catalog loads them from data/params/: the
+// memory model's (memory.toml), the training-time model's (training.toml, and the fitted ones in
+// training-fit.toml) and the serving model's (inference.toml). They sit here, below every model
+// and below the catalog, so that the catalog holds them without depending on the models.
+#ifndef GPUPLAN_PARAMS_H_
+#define GPUPLAN_PARAMS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpuplan/units.h"
+
+namespace gpuplan {
+
+// Physical parameters of the memory model, read from data/params/memory.toml.
+struct MemoryParams {
+  Bytes runtime_reserved;              // CUDA context, library workspaces, NCCL buffers, per GPU
+  int64_t inference_chunk_tokens = 0;  // most tokens one serving forward pass processes
+};
+
+// Physical parameters of the training-time model, shared by every estimate and every framework
+// (data/params/training.toml; those marked fitted are written by gpuplan calibrate --validation
+// into data/params/training-fit.toml).
+struct TrainParams {
+  // Share of their microbenchmark rate that GEMM and attention kernels reach inside a training
+  // step, per GPU architecture (fitted: the node's power and memory system are shared with the
+  // traffic around them), and for architectures no published run informed.
+  std::vector<std::pair<std::string, double>> in_situ;
+  double in_situ_default = 0;
+  double elementwise_traffic = 0;  // HBM traffic of elementwise kernels over the bytes their
+                                   // tensors hold (fitted)
+  Seconds kernel_overhead;         // per elementwise kernel: launch gap and ramp (fitted)
+  double overlap_slowdown = 0;     // extra compute time per second of hidden communication
+                                   // (fitted)
+  Seconds step_overhead;           // per optimizer step: data loader, clipping, logging (fitted)
+  double nccl_efficiency = 0;      // achieved fraction of a link's rate where no busbw is measured
+  Seconds collective_latency;      // software latency of one collective pass (collective.h)
+  Bytes nccl_channel_bytes;        // per-rank bytes one NCCL channel needs (collective.h)
+  double adam_bytes = 0;           // HBM bytes per owned parameter of one Adam update
+  BytesPerSecond host_memory_bandwidth;       // a node's host memory, for an offloaded optimizer
+  std::array<BytesPerSecond, 7> host_link{};  // GPU <-> host per PCIe generation (index = gen)
+
+  double in_situ_for(const std::string& architecture) const {
+    for (const auto& [arch, v] : in_situ) {
+      if (arch == architecture) {
+        return v;
+      }
+    }
+    return in_situ_default;
+  }
+};
+
+// Physical parameters of the serving model (docs/FORMULAS.md#serving), shared by every estimate
+// (data/params/inference.toml).
+struct InferenceParams {
+  double kv_memory_fraction = 0;   // share of the memory left after weights and workspace
+                                   // that the engine gives to the KV cache
+  int64_t max_batch = 0;           // most sequences one instance runs at once
+  Seconds iteration_overhead;      // host time per iteration the GPUs wait for
+  Seconds layer_overhead;          // per layer per iteration: launch gaps and kernel ramp
+  double stream_share = 0;         // of the streaming (BabelStream) bandwidth, what the
+                                   // memory-bound decode kernels reach
+  double elementwise_traffic = 0;  // passes over the bytes of the tensors a token writes
+};
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_PARAMS_H_
