@@ -112,10 +112,12 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
   so.max_cp = 8;
   const Gpu& gpu = **c.gpu(o.gpu);
   if (!gpu.efficiency) {
+    best.why = Why::kCalibration;
     best.why_not = fmt::format("{} has no efficiency calibration for time estimates", gpu.id);
     return best;
   }
   std::vector<PlanCandidate> runs;
+  Why last_why = Why::kLayout;
   std::string last_reason;
   const int64_t limit = std::min(o.max_nodes, job.max_nodes);
   for (int64_t nodes = 1; nodes <= limit; nodes *= 2) {
@@ -125,6 +127,7 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
     }
     const SearchResult r = search_layouts(model, cl, base, c.memory_params(), c.train_params(), so);
     if (r.top.empty()) {
+      last_why = r.why;
       last_reason = r.reason;
       continue;
     }
@@ -146,7 +149,8 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
     }
   }
   if (runs.empty()) {
-    best.why_not = last_reason == "does not fit in memory"
+    best.why = last_why;
+    best.why_not = last_why == Why::kMemory
                        ? fmt::format(
                              "does not fit: no layout of up to {} x {} holds it in {} "
                              "of usable memory per GPU",
@@ -160,6 +164,7 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
   if (!chosen.meets_deadline) {
     chosen = *std::min_element(runs.begin(), runs.end(),
                                [](const auto& a, const auto& b) { return a.time < b.time; });
+    chosen.why = Why::kDeadline;
     chosen.why_not = fmt::format(
         "misses the deadline: {} at best ({} node{}), {} over", duration_text(chosen.time),
         chosen.nodes, chosen.nodes == 1 ? "" : "s", duration_text(chosen.time - *job.deadline));
@@ -199,19 +204,16 @@ std::string shape_text(const ServeOption& o) {
   return o.pp > 1 ? fmt::format("tp {} pp {}", o.tp, o.pp) : fmt::format("tp {}", o.tp);
 }
 
-// Why no shape serves, from the one that came closest: the last whose model loads (the widest
-// that holds the weights), else the last tried.
-std::string no_shape_reason(const ServeAnswer& a) {
-  const ServeOption* closest = nullptr;
+// The shape that came closest to serving: the last whose model loads (the widest that holds the
+// weights), else the last tried. REQUIRES: options tried.
+const ServeOption& no_shape(const ServeAnswer& a) {
+  const ServeOption* closest = &a.options.front();
   for (const ServeOption& o : a.options) {
-    if (closest == nullptr || o.model->feasible() || !closest->model->feasible()) {
+    if (o.model->feasible() || !closest->model->feasible()) {
       closest = &o;
     }
   }
-  if (closest == nullptr) {
-    return "no instance shape to try";
-  }
-  return fmt::format("at {}: {}", shape_text(*closest), closest->reason);
+  return *closest;
 }
 
 // Serving through serve.h, as `gpuplan serve --offer` sizes it: the best shape per GPU on the
@@ -249,7 +251,9 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
       serve(model, sj, c.memory_params(), c.train_params(), c.inference_params(), &shapes);
   const ServeOption* b = a.best_option();
   if (b == nullptr) {
-    best.why_not = fmt::format("cannot serve: {}", no_shape_reason(a));
+    best.why = no_shape(a).why;
+    best.why_not =
+        fmt::format("cannot serve: at {}: {}", shape_text(no_shape(a)), no_shape(a).reason);
     return best;
   }
   const ServeFleet& f = *a.fleet;
@@ -258,11 +262,13 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
           ? (f.replicas + o.gpus_per_node / b->gpus - 1) / (o.gpus_per_node / b->gpus)
           : f.replicas * ((b->gpus + o.gpus_per_node - 1) / o.gpus_per_node);
   if (!f.met) {
+    best.why = Why::kObjective;
     best.why_not = fmt::format("cannot serve: {} replicas of {} still miss the latency target",
                                f.replicas, shape_text(*b));
     return best;
   }
   if (nodes > node_limit) {
+    best.why = Why::kNodes;
     best.why_not = fmt::format("cannot serve: needs {} nodes of {} (at {}), the offer has {}",
                                nodes, o.gpus_per_node, shape_text(*b), node_limit);
     return best;
@@ -449,6 +455,7 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
       std::vector<std::string> where;
       for (const Site& s : o.sites)
         where.push_back(fmt::format("{} ({})", s.id, s.country));
+      rejected.why = Why::kResidency;
       rejected.why_not = fmt::format("outside residency {}: sites {}",
                                      fmt::join(job.residency, ", "), fmt::join(where, ", "));
       plan.rejected.push_back(rejected);
@@ -462,6 +469,7 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
     }
     if (job.budget && p.cost && p.cost->currency == job.budget->currency &&
         p.cost->amount > job.budget->amount) {
+      p.why = Why::kBudget;
       p.why_not = fmt::format("over budget: {} {} > {} {}", grouped(std::llround(p.cost->amount)),
                               p.cost->currency, grouped(std::llround(job.budget->amount)),
                               job.budget->currency);
@@ -524,7 +532,7 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   if (plan.ranked.empty()) {
     bool all_residency = !plan.rejected.empty();
     for (const PlanCandidate& p : plan.rejected) {
-      all_residency = all_residency && p.why_not.starts_with("outside residency");
+      all_residency = all_residency && p.why == Why::kResidency;
     }
     if (job.kind == JobKind::kPretrain || job.kind == JobKind::kFinetune) {
       PlanJob lora = job;

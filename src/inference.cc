@@ -39,23 +39,27 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
       hidden_(m.hidden) {
   const Gpu& gpu = *in.gpu;
   if (!gpu.efficiency) {
+    why_ = Why::kCalibration;
     reason_ = fmt::format("gpu '{}' has no [efficiency] calibration", gpu.id);
     return;
   }
   // An NVLink-class domain bounds tensor parallelism; PCIe cards can be grouped as far as the
   // server goes, which the caller knows.
   if (gpu.scale_up_domain > 1 && in.tp > gpu.scale_up_domain) {
+    why_ = Why::kLayout;
     reason_ = fmt::format("tp {} is more GPUs than {} links in one domain ({})", in.tp, gpu.id,
                           gpu.scale_up_domain);
     return;
   }
   const int64_t per_node = in.gpus_per_node > 0 ? in.gpus_per_node : in.gpus();
   if (in.tp > per_node || per_node % in.tp != 0) {
+    why_ = Why::kLayout;
     reason_ = fmt::format("tp {} does not fit nodes of {} GPUs", in.tp, per_node);
     return;
   }
   const int64_t nodes = (in.gpus() + per_node - 1) / per_node;
   if (nodes > 1 && in.scale_out == nullptr) {
+    why_ = Why::kLayout;
     reason_ = fmt::format("the {} GPUs span {} nodes but no network between them is given",
                           in.gpus(), nodes);
     return;
@@ -64,6 +68,7 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   const std::optional<double> rate = gemm_rate_of(gpu, in.precision);
   const std::optional<double> sixteen = gemm_rate_of(gpu, Precision::kBf16);
   if (!rate || !sixteen) {
+    why_ = Why::kCalibration;
     reason_ = fmt::format("{} has no {} tensor-core rate in the catalog", gpu.id,
                           precision_name(in.precision));
     return;
@@ -79,6 +84,7 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   mj.batch = ip.max_batch;
   mj.context = std::max<int64_t>(1, mp.inference_chunk_tokens);
   if (std::optional<std::string> problem = layout_problem(m, mj)) {
+    why_ = Why::kLayout;
     reason_ = *problem;
     return;
   }
@@ -87,6 +93,7 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   weights_ = fit.memory.weights;
   kv_per_token_ = fit.kv->bytes_per_token;
   if (fit.kv->budget.si() <= 0) {
+    why_ = Why::kMemory;
     reason_ = fmt::format(
         "weights ({}) and working memory ({}) leave no room for a KV cache in {} usable per GPU",
         gib_text(weights_), gib_text(fit.memory.activations + fit.memory.overhead),

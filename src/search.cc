@@ -63,6 +63,7 @@ struct WorkerResult {
   std::vector<TrainEstimate> top;
   int64_t space = 0;
   int64_t evaluated = 0;
+  Why last_why = Why::kNone;
   std::string last_reason;
 };
 
@@ -113,6 +114,7 @@ void search_outer(const Model& m, const Cluster& c, const TrainJob& base, const 
             ++out.evaluated;
             TrainEstimate e = estimate_training(m, c, job, mp, tp, /*skip_over_memory=*/true);
             if (!e.feasible) {
+              out.last_why = e.why;
               out.last_reason = e.reason;
               continue;
             }
@@ -221,14 +223,20 @@ SearchResult search_layouts(const Model& m, const Cluster& c, const TrainJob& ba
       merged.offer(std::move(e));
     }
     if (result.reason.empty()) {
+      result.why = r.last_why;
       result.reason = r.last_reason;
     }
   }
   result.top = std::move(merged.items());
   if (outers.empty()) {
+    result.why = Why::kLayout;
     result.reason = "no tensor/pipeline/data split of the GPUs suits the model and the batch";
   } else if (result.top.empty() && result.reason.empty()) {
+    result.why = Why::kMemory;
     result.reason = "no layout fits in memory";
+  }
+  if (!result.top.empty()) {
+    result.why = Why::kNone;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

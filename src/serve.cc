@@ -22,6 +22,7 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
   in.pp = pp;
   o.model.emplace(model, in, mp, trp, ip);
   if (!o.model->feasible()) {
+    o.why = o.model->why();
     o.reason = o.model->reason();
     return o;
   }
@@ -48,17 +49,17 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
     o.tokens_per_s = job.slo.any() ? u.at_max.output_tokens_per_s : cap.offline.output_tokens_per_s;
   }
   o.per_gpu = o.amount / static_cast<double>(o.gpus);
+  if (!o.serves()) {
+    o.why =
+        job.workload.max_context() > o.model->engine_kv_tokens() ? Why::kMemory : Why::kObjective;
+  }
   return o;
 }
 
 // Whether a shape failed for room — the weights, or one request's context, do not fit — so that
 // more pipeline stages could help.
-bool short_of_memory(const ServeOption& o, const Workload& w) {
-  if (o.serves()) {
-    return false;
-  }
-  const InferenceModel& m = *o.model;
-  return m.kv_tokens() <= 0 || w.max_context() > m.engine_kv_tokens();
+bool short_of_memory(const ServeOption& o) {
+  return o.why == Why::kMemory;
 }
 
 // See ServeFleet.
@@ -131,9 +132,8 @@ ServeAnswer serve(const Model& model, const ServeJob& job, const MemoryParams& m
   // A model one node cannot hold: whole-node stages across the nodes' network, doubling until a
   // shape has room.
   if (job.pp == 0 && job.tp == 0 && job.base.scale_out != nullptr) {
-    for (int64_t pp = 2; pp <= std::min(job.max_pp, model.layers) &&
-                         short_of_memory(a.options.back(), job.workload);
-         pp *= 2) {
+    for (int64_t pp = 2;
+         pp <= std::min(job.max_pp, model.layers) && short_of_memory(a.options.back()); pp *= 2) {
       a.options.push_back(evaluate(widest, pp));
     }
   }

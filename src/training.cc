@@ -97,8 +97,9 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   GPUPLAN_CHECK(gpu.efficiency.has_value() && gpu.tiles.has_value(),
                 "GPU without efficiency calibration");
   GPUPLAN_CHECK(mj.micro_batch > 0 && l.virtual_stages > 0, "unresolved micro-batch");
-  auto infeasible = [&](std::string reason) {
+  auto infeasible = [&](std::string reason, Why why = Why::kLayout) {
     est.feasible = false;
+    est.why = why;
     est.reason = std::move(reason);
     return est;
   };
@@ -139,7 +140,7 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   est.usable = gpu.memory_usable;
   est.fits_memory = est.memory.total() <= gpu.memory_usable;
   if (!est.fits_memory && skip_over_memory) {
-    return infeasible("does not fit in memory");
+    return infeasible("does not fit in memory", Why::kMemory);
   }
   if (!est.fits_memory) {
     est.memory_note =
@@ -420,6 +421,7 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
     }
   }
   TrainEstimate best;
+  best.why = Why::kLayout;
   best.reason = "no micro-batch size divides the batch";
   for (int64_t b : micro_batches) {
     for (int64_t v : virtual_stages) {
@@ -429,6 +431,7 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
       TrainEstimate e = estimate_training(m, c, candidate, mp, p);
       if (!e.feasible) {
         if (!best.feasible) {
+          best.why = e.why;
           best.reason = e.reason;
           best.job = candidate;
         }

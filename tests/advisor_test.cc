@@ -53,6 +53,7 @@ TEST_F(AdvisorTest, ResidencyKeepsOnlyOffersWithASiteInTheCountry) {
   for (const PlanCandidate& r : p.rejected) {
     const bool brazilian = r.offer->id.starts_with("eveo-");
     EXPECT_EQ(r.why_not.starts_with("outside residency BR"), !brazilian) << r.offer->id;
+    EXPECT_EQ(r.why == Why::kResidency, !brazilian) << r.offer->id;
   }
 }
 
@@ -65,6 +66,7 @@ TEST_F(AdvisorTest, FullFineTuneOf70bDoesNotFitOneHgx) {
   EXPECT_TRUE(p.ranked.empty());
   ASSERT_EQ(p.rejected.size(), 1U);
   EXPECT_TRUE(p.rejected[0].why_not.starts_with("does not fit")) << p.rejected[0].why_not;
+  EXPECT_EQ(p.rejected[0].why, Why::kMemory);
   EXPECT_EQ(p.headline, "No offer can run this job; the reasons are below.");
 }
 
@@ -153,6 +155,23 @@ TEST_F(AdvisorTest, ServingCountsThePromptsAsWellAsTheOutput) {
   // which cannot exceed its GPUs' dense bf16 peak (989.5 TFLOP/s each on the H200).
   const double flops = c.tokens_per_s * (1.0 + 1000.0 / 300.0) * 2.0 * 70.6e9;
   EXPECT_LT(flops, static_cast<double>(c.gpus) * 989.5e12);
+}
+
+TEST_F(AdvisorTest, ServingRefusalsSayTheirKind) {
+  // 70B in bf16 is 131.4 GiB of weights: 8 L4s (8 x 22.5 GiB usable) hold it at tp 8, where
+  // every decode step reads 16.4 GiB = 17.6 GB per GPU at 300 GB/s: 59 ms > the 50 ms target.
+  const Plan slow = plan(serve_job("llama-3.1-70b", "aws-g6.48xlarge", 10, 1000, 300, 0.05));
+  ASSERT_EQ(slow.rejected.size(), 1U);
+  EXPECT_EQ(slow.rejected[0].why, Why::kObjective) << slow.rejected[0].why_not;
+  // One 15 GiB T4 cannot hold the weights at all.
+  const Plan small = plan(serve_job("llama-3.1-70b", "aws-g4dn.xlarge", 10, 1000, 300, 0.05));
+  ASSERT_EQ(small.rejected.size(), 1U);
+  EXPECT_EQ(small.rejected[0].why, Why::kMemory) << small.rejected[0].why_not;
+  // eveo-h200 is one H200 NVL: 131.4 GiB of weights leave 4.7 GiB of KV cache, 11 contexts
+  // of 1,300 tokens (serve's table), so 2,000 users need far more than its one node.
+  const Plan few = plan(serve_job("llama-3.1-70b", "eveo-h200", 2000, 1000, 300, 0.05));
+  ASSERT_EQ(few.rejected.size(), 1U);
+  EXPECT_EQ(few.rejected[0].why, Why::kNodes) << few.rejected[0].why_not;
 }
 
 TEST_F(AdvisorTest, AModelTooBigForOneNodeIsServedByPipelineStagesAcrossNodes) {

@@ -61,7 +61,8 @@ struct PlanJob {
 struct PlanCandidate {
   const Offer* offer = nullptr;
   bool feasible = false;
-  std::string why_not;  // when not feasible (or when it misses the deadline)
+  Why why = Why::kNone;  // the kind of why_not
+  std::string why_not;   // when not feasible (or when it misses the deadline), for people
   bool meets_deadline = true;
   int64_t nodes = 0;
   int64_t gpus = 0;

@@ -21,6 +21,7 @@
 #include "gpuplan/memory.h"
 #include "gpuplan/model.h"
 #include "gpuplan/params.h"
+#include "gpuplan/why.h"
 
 namespace gpuplan {
 
@@ -72,6 +73,7 @@ class InferenceModel {
 
   bool feasible() const { return reason_.empty(); }
   const std::string& reason() const { return reason_; }  // why not, when infeasible
+  Why why() const { return why_; }                       // its kind
 
   // One batch's pass through every stage: with pp > 1 the instance runs pp such batches at
   // once, one per stage, so each takes this long and the stages stay busy.
@@ -106,6 +108,7 @@ class InferenceModel {
   Seconds steady_step(int64_t batch, int64_t input, int64_t output) const;
 
  private:
+  Why why_ = Why::kNone;
   std::string reason_;
   Instance instance_;
   InferenceParams params_;

@@ -34,7 +34,8 @@ struct SearchResult {
   int64_t space = 0;               // layouts enumerated (before memory pruning of larger mbs)
   int64_t evaluated = 0;           // layouts whose memory or time was computed
   double seconds = 0;              // wall time of the search
-  std::string reason;              // when nothing is feasible: why, for people
+  Why why = Why::kNone;            // when nothing is feasible: the kind of reason
+  std::string reason;              // and why, for people
 };
 
 // REQUIRES: c.gpu has an efficiency calibration.

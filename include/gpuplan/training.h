@@ -25,6 +25,7 @@
 #include "gpuplan/memory.h"
 #include "gpuplan/model.h"
 #include "gpuplan/params.h"
+#include "gpuplan/why.h"
 
 namespace gpuplan {
 
@@ -62,7 +63,8 @@ struct StepTime {
 
 struct TrainEstimate {
   bool feasible = false;
-  std::string reason;  // why not, when infeasible
+  Why why = Why::kNone;  // the kind of reason, when infeasible
+  std::string reason;    // why not, when infeasible
   // The memory model's verdict. A layout that does not fit is still timed (a published run
   // that did fit shows the memory model's error), but callers must show the verdict.
   bool fits_memory = false;

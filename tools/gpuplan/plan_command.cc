@@ -89,7 +89,7 @@ void print_json(const PlanJob& job, const Plan& plan) {
       }
     }
     if (!p.why_not.empty())
-      w.field("why_not", p.why_not);
+      w.field("why_not", p.why_not).field("why_kind", std::string(why_name(p.why)));
     if (!p.price_note.empty())
       w.field("price_note", p.price_note);
     w.end_object();

@@ -194,7 +194,7 @@ void write_options(JsonWriter& j, const ServeReport& r) {
   for (const ServeOption& o : r.answer.options) {
     j.begin_object().field("tp", o.tp).field("pp", o.pp).field("feasible", o.serves());
     if (!o.serves()) {
-      j.field("reason", o.reason);
+      j.field("reason", o.reason).field("why_kind", std::string(why_name(o.why)));
     }
     if (o.model->feasible()) {
       j.field("weights_per_gpu_bytes", o.model->weights_per_gpu().si())
