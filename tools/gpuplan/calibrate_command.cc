@@ -101,7 +101,7 @@ int run_gemm_sweep(const Catalog& catalog, const std::string& sweep, const std::
       held ? fmt::format("; tile shapes held at {}'s", hold) : std::string());
   if (!write_text(out, text))
     return report_error(kName, Error{out, "cannot write the file", ""});
-  fmt::print(
+  emit(
       "{}: {} GEMMs on {} ({}): k-loop {:.3f} of the per-SM peak, {:.2f} us per tile, {:.2f} us "
       "per launch, 128x128 tiles {:.3f}, 64x128 tiles {:.3f}; median |error| {:.1f} %, rms log "
       "error {:.3f}\nwrote {}\n",
@@ -127,13 +127,12 @@ int run_validation_fit(const Catalog& catalog, const std::string& file, const st
   if (!write_text(out, training_fit_file(fit, what)))
     return report_error(kName, Error{out, "cannot write the file", ""});
   for (const FittedParameter& f : fit.fitted) {
-    fmt::print("{:22} {}\n", f.name, fitted_value_text(f));
+    emit("{:22} {}\n", f.name, fitted_value_text(f));
   }
-  fmt::print(
-      "fitted to {} rows in {} evaluations: median |error| {:.1f} %, max {:.1f} %\nwrote {}\n",
-      fit.rows, fit.evaluations, fit.median_abs_error_pct, fit.max_abs_error_pct, out);
+  emit("fitted to {} rows in {} evaluations: median |error| {:.1f} %, max {:.1f} %\nwrote {}\n",
+       fit.rows, fit.evaluations, fit.median_abs_error_pct, fit.max_abs_error_pct, out);
   if (!fit.caveat.empty()) {
-    fmt::print("warning: {}\n", fit.caveat);
+    emit("warning: {}\n", fit.caveat);
   }
   return kExitOk;
 }
@@ -206,8 +205,8 @@ int run_calibrate(const std::vector<std::string>& args) {
       const bool gemm = m->kind == MeasurementKind::kGemm;
       const std::string& backend = gemm ? m->gemm.backend : m->memory.backend;
       if (backend == "mpi") {
-        fmt::print("{}: a CPU {} measurement; no catalog GPU to calibrate\n", f,
-                   gemm ? "GEMM" : "memory");
+        emit("{}: a CPU {} measurement; no catalog GPU to calibrate\n", f,
+             gemm ? "GEMM" : "memory");
         continue;
       }
       if (gpu.empty()) {
@@ -225,8 +224,8 @@ int run_calibrate(const std::vector<std::string>& args) {
           return report_error(kName, Error{"--gpu", fmt::format("{} has no bf16 peak", gpu), ""});
         }
         const double e = std::min(1.0, m->gemm.best_flops_per_s / peak->si());
-        fmt::print("{}: best GEMM {:.1f} TFLOP/s at n = {} = {:.1f} % of the bf16 peak\n", f,
-                   m->gemm.best_flops_per_s / 1e12, m->gemm.best_n, 100 * e);
+        emit("{}: best GEMM {:.1f} TFLOP/s at n = {} = {:.1f} % of the bf16 peak\n", f,
+             m->gemm.best_flops_per_s / 1e12, m->gemm.best_n, 100 * e);
         gpu_entries[gpu].gemm = e;
         // With several sizes, the tile model's k-loop, tile and launch times; square sizes cannot
         // tell tile shapes apart, so those keep the catalog's ratios.
@@ -236,7 +235,7 @@ int run_calibrate(const std::vector<std::string>& args) {
           measured.efficiency->gemm = e;
           const TileFit fit = fit_gemm_tiles(measured, Precision::kBf16, samples, &*(*g)->tiles);
           gpu_entries[gpu].tiles = fit.model;
-          fmt::print(
+          emit(
               "{}: tile model fitted over {} sizes: k-loop {:.3f} of the per-SM peak, {:.2f} us "
               "per tile, {:.2f} us per launch (median error {:.1f} %)\n",
               f, samples.size(), fit.model.loop_efficiency, fit.model.tile_overhead.si() * 1e6,
@@ -245,8 +244,8 @@ int run_calibrate(const std::vector<std::string>& args) {
       } else {
         const double e = std::min(1.0, m->memory.bytes_per_s / (*g)->memory_bandwidth.si());
         gpu_entries[gpu].hbm = e;
-        fmt::print("{}: copy at {:.0f} GB/s = {:.1f} % of the {:.0f} GB/s peak\n", f,
-                   m->memory.bytes_per_s / 1e9, 100 * e, (*g)->memory_bandwidth.si() / 1e9);
+        emit("{}: copy at {:.0f} GB/s = {:.1f} % of the {:.0f} GB/s peak\n", f,
+             m->memory.bytes_per_s / 1e9, 100 * e, (*g)->memory_bandwidth.si() / 1e9);
       }
       continue;
     }
@@ -281,15 +280,14 @@ int run_calibrate(const std::vector<std::string>& args) {
           "gpuplan calibrate\"\n",
           fabric, ab.busbw / 1e9, link * 1e6, c.op, c.ranks, c.backend, c.points.size(),
           c.points.front().bytes, c.points.back().bytes);
-      fmt::print("{}: {} on {} ranks -> bus bandwidth {:.2f} GB/s, latency {:.1f} us\n", f, c.op,
-                 c.ranks, ab.busbw / 1e9, ab.alpha_s * 1e6);
+      emit("{}: {} on {} ranks -> bus bandwidth {:.2f} GB/s, latency {:.1f} us\n", f, c.op, c.ranks,
+           ab.busbw / 1e9, ab.alpha_s * 1e6);
     } else {
       const TrainRun& t = m->train;
       const double achieved = t.flops_per_step / t.compute_median_s;
       if (t.backend == "mpi") {
-        fmt::print(
-            "{}: CPU training loop at {:.1f} GFLOP/s per rank; no catalog GPU to calibrate\n", f,
-            achieved / 1e9);
+        emit("{}: CPU training loop at {:.1f} GFLOP/s per rank; no catalog GPU to calibrate\n", f,
+             achieved / 1e9);
         continue;
       }
       if (gpu.empty()) {
@@ -312,8 +310,8 @@ int run_calibrate(const std::vector<std::string>& args) {
       if (gpu_entries[gpu].gemm == 0) {
         gpu_entries[gpu].gemm = std::min(1.0, achieved / peak->si());
       }
-      fmt::print("{}: {:.1f} TFLOP/s = {:.1f} % of the {} peak\n", f, achieved / 1e12,
-                 100 * achieved / peak->si(), precision);
+      emit("{}: {:.1f} TFLOP/s = {:.1f} % of the {} peak\n", f, achieved / 1e12,
+           100 * achieved / peak->si(), precision);
     }
   }
   for (const auto& [id, e] : gpu_entries) {
@@ -335,7 +333,7 @@ int run_calibrate(const std::vector<std::string>& args) {
       today(), fmt::join(used, ", "), body);
   if (!write_text(out, text))
     return report_error(kName, Error{out, "cannot write the file", ""});
-  fmt::print("wrote {}\n", out);
+  emit("wrote {}\n", out);
   return kExitOk;
 }
 

@@ -31,7 +31,7 @@ void list_gpus(const Catalog& c) {
            tflops(g, Precision::kFp8), fmt::format("{:g} W", g.tdp.si()),
            fmt::format("{} x{}", g.scale_up, g.scale_up_domain)});
   }
-  fmt::print("{}", t.str());
+  emit("{}", t.str());
 }
 
 void list_fabrics(const Catalog& c) {
@@ -44,7 +44,7 @@ void list_fabrics(const Catalog& c) {
            f.measured_busbw ? fmt::format("{:g} GB/s", f.measured_busbw->si() / 1e9) : "-",
            f.name});
   }
-  fmt::print("{}", t.str());
+  emit("{}", t.str());
 }
 
 // "2023" or "-" for a behaviour a framework never made its default.
@@ -63,8 +63,8 @@ void list_frameworks(const Catalog& c) {
            since_text(f.overlap_grad_reduce_since), since_text(f.tp_comm_overlap_since),
            since_text(f.zero3_prefetch_since), f.name});
   }
-  fmt::print("{}", t.str());
-  fmt::print(
+  emit("{}", t.str());
+  emit(
       "years: when the behaviour became the framework's default (-: never); a run names "
       "ID@YEAR\n");
 }
@@ -79,7 +79,7 @@ void list_models(const Catalog& c) {
            fmt::format("{}", m.hidden), fmt::format("{} ({})", m.heads, m.kv_heads),
            m.max_positions > 0 ? grouped(m.max_positions) : "-"});
   }
-  fmt::print("{}", t.str());
+  emit("{}", t.str());
 }
 
 void list_offers(const Catalog& c) {
@@ -95,7 +95,7 @@ void list_offers(const Catalog& c) {
                                  : "not public",
            fmt::format("{}", fmt::join(sites, ", "))});
   }
-  fmt::print("{}", t.str());
+  emit("{}", t.str());
 }
 
 void show_model(const Model& m, bool json) {
@@ -130,26 +130,24 @@ void show_model(const Model& m, bool json) {
     w.field("kv_cache_bytes_per_token_bf16", kv_cache_bytes_per_token(m, 2.0))
         .field("file", m.file)
         .end_object();
-    fmt::print("{}", w.str());
+    emit("{}", w.str());
     return;
   }
-  fmt::print("model      {} ({})\n", m.id, m.model_type);
-  fmt::print("params     {}\n", grouped(p.total));
+  emit("model      {} ({})\n", m.id, m.model_type);
+  emit("params     {}\n", grouped(p.total));
   if (m.is_moe()) {
-    fmt::print("active     {} per token ({} of {} routed experts + {} shared)\n",
-               grouped(p.active_per_token), m.moe.experts_per_token, m.moe.experts,
-               m.moe.shared_experts);
+    emit("active     {} per token ({} of {} routed experts + {} shared)\n",
+         grouped(p.active_per_token), m.moe.experts_per_token, m.moe.experts, m.moe.shared_experts);
   }
-  fmt::print("layers     {}, hidden {}, heads {} ({} key/value, head dim {})\n", m.layers, m.hidden,
-             m.heads, m.kv_heads, m.head_dim);
-  fmt::print("mlp        {} {}\n", m.gated_mlp ? "gated" : "plain",
-             m.is_moe() ? fmt::format("experts of width {}", m.moe.expert_intermediate)
-                        : fmt::format("width {}", m.intermediate));
-  fmt::print("vocab      {} ({} embeddings)\n", grouped(m.vocab),
-             m.tied_embeddings ? "tied" : "untied");
-  fmt::print("context    {} tokens\n", m.max_positions > 0 ? grouped(m.max_positions) : "-");
-  fmt::print("KV cache   {:g} bytes per token in bf16\n", kv_cache_bytes_per_token(m, 2.0));
-  fmt::print("file       {}\n", m.file);
+  emit("layers     {}, hidden {}, heads {} ({} key/value, head dim {})\n", m.layers, m.hidden,
+       m.heads, m.kv_heads, m.head_dim);
+  emit("mlp        {} {}\n", m.gated_mlp ? "gated" : "plain",
+       m.is_moe() ? fmt::format("experts of width {}", m.moe.expert_intermediate)
+                  : fmt::format("width {}", m.intermediate));
+  emit("vocab      {} ({} embeddings)\n", grouped(m.vocab), m.tied_embeddings ? "tied" : "untied");
+  emit("context    {} tokens\n", m.max_positions > 0 ? grouped(m.max_positions) : "-");
+  emit("KV cache   {:g} bytes per token in bf16\n", kv_cache_bytes_per_token(m, 2.0));
+  emit("file       {}\n", m.file);
 }
 
 void show_gpu(const Gpu& g, bool json) {
@@ -174,22 +172,20 @@ void show_gpu(const Gpu& g, bool json) {
         w.field(precision_name(p), g.peak_for(p)->si());
     }
     w.end_object().field("source", g.source).field("file", g.file).end_object();
-    fmt::print("{}", w.str());
+    emit("{}", w.str());
     return;
   }
-  fmt::print("gpu        {} ({})\n", g.id, g.name);
-  fmt::print("memory     {} as marketed, {} usable\n", gb(g.memory), gib(g.memory_usable));
-  fmt::print("bandwidth  {:g} GB/s\n", g.memory_bandwidth.si() / 1e9);
+  emit("gpu        {} ({})\n", g.id, g.name);
+  emit("memory     {} as marketed, {} usable\n", gb(g.memory), gib(g.memory_usable));
+  emit("bandwidth  {:g} GB/s\n", g.memory_bandwidth.si() / 1e9);
   for (int i = 0; i < kPrecisionCount; ++i) {
     const auto p = static_cast<Precision>(i);
     if (g.peak_for(p)) {
-      fmt::print("peak {:<5} {:g} TFLOP/s (dense)\n", precision_name(p),
-                 g.peak_for(p)->si() / 1e12);
+      emit("peak {:<5} {:g} TFLOP/s (dense)\n", precision_name(p), g.peak_for(p)->si() / 1e12);
     }
   }
-  fmt::print(
-      "TDP        {:g} W\nscale-up   {} ({} GPUs), PCIe gen {}\nsource     {}\nfile       {}\n",
-      g.tdp.si(), g.scale_up, g.scale_up_domain, g.pcie_gen, g.source, g.file);
+  emit("TDP        {:g} W\nscale-up   {} ({} GPUs), PCIe gen {}\nsource     {}\nfile       {}\n",
+       g.tdp.si(), g.scale_up, g.scale_up_domain, g.pcie_gen, g.source, g.file);
 }
 
 void show_fabric(const Fabric& f, bool json) {
@@ -207,17 +203,17 @@ void show_fabric(const Fabric& f, bool json) {
           .field("measured_note", f.measured_note);
     }
     w.field("source", f.source).field("file", f.file).end_object();
-    fmt::print("{}", w.str());
+    emit("{}", w.str());
     return;
   }
-  fmt::print(
+  emit(
       "fabric     {} ({})\nkind       {}\nbandwidth  {:g} GB/s per direction\nlatency    {:g} us\n",
       f.id, f.name, fabric_kind_name(f.kind), f.bandwidth.si() / 1e9, f.latency.si() * 1e6);
   if (f.measured_busbw) {
-    fmt::print("measured   {:g} GB/s all-reduce bus bandwidth: {}\n", f.measured_busbw->si() / 1e9,
-               f.measured_note);
+    emit("measured   {:g} GB/s all-reduce bus bandwidth: {}\n", f.measured_busbw->si() / 1e9,
+         f.measured_note);
   }
-  fmt::print("source     {}\nfile       {}\n", f.source, f.file);
+  emit("source     {}\nfile       {}\n", f.source, f.file);
 }
 
 void show_offer(const Offer& o, bool json) {
@@ -253,27 +249,27 @@ void show_offer(const Offer& o, bool json) {
     if (o.egress_per_gb)
       w.field("egress_per_gb", o.egress_per_gb->amount);
     w.field("source", o.source).field("notes", o.notes).field("file", o.file).end_object();
-    fmt::print("{}", w.str());
+    emit("{}", w.str());
     return;
   }
-  fmt::print("offer      {} ({})\nprovider   {}\nnode       {} x {} on {}\n", o.id, o.name,
-             o.provider, o.gpus_per_node, o.gpu, o.scale_up);
+  emit("offer      {} ({})\nprovider   {}\nnode       {} x {} on {}\n", o.id, o.name, o.provider,
+       o.gpus_per_node, o.gpu, o.scale_up);
   if (!o.scale_out.empty()) {
-    fmt::print("network    {} x {}, up to {} nodes\n", o.nics_per_node, o.scale_out, o.max_nodes);
+    emit("network    {} x {}, up to {} nodes\n", o.nics_per_node, o.scale_out, o.max_nodes);
   }
   for (const Site& s : o.sites) {
-    fmt::print("site       {} ({}, {})\n", s.id, s.location, s.country);
+    emit("site       {} ({}, {})\n", s.id, s.location, s.country);
   }
   if (o.price_per_node_hour) {
-    fmt::print("price      {:g} {} per node-hour (read {})\n", o.price_per_node_hour->amount,
-               o.price_per_node_hour->currency, o.price_date);
+    emit("price      {:g} {} per node-hour (read {})\n", o.price_per_node_hour->amount,
+         o.price_per_node_hour->currency, o.price_date);
   } else {
-    fmt::print("price      not public: give it with --price {}=VALUE/h\n", o.id);
+    emit("price      not public: give it with --price {}=VALUE/h\n", o.id);
   }
   if (o.egress_per_gb) {
-    fmt::print("egress     {:g} {} per GB\n", o.egress_per_gb->amount, o.egress_per_gb->currency);
+    emit("egress     {:g} {} per GB\n", o.egress_per_gb->amount, o.egress_per_gb->currency);
   }
-  fmt::print("notes      {}\nsource     {}\nfile       {}\n", o.notes, o.source, o.file);
+  emit("notes      {}\nsource     {}\nfile       {}\n", o.notes, o.source, o.file);
 }
 
 }  // namespace
@@ -315,27 +311,27 @@ int run_catalog(const std::vector<std::string>& args) {
     const bool all = kind.empty();
     if (all || kind == "gpus") {
       if (all)
-        fmt::print("gpus:\n");
+        emit("gpus:\n");
       list_gpus(*c);
     }
     if (all || kind == "fabrics") {
       if (all)
-        fmt::print("\nfabrics:\n");
+        emit("\nfabrics:\n");
       list_fabrics(*c);
     }
     if (all || kind == "models") {
       if (all)
-        fmt::print("\nmodels:\n");
+        emit("\nmodels:\n");
       list_models(*c);
     }
     if (all || kind == "offers") {
       if (all)
-        fmt::print("\noffers:\n");
+        emit("\noffers:\n");
       list_offers(*c);
     }
     if (all || kind == "frameworks") {
       if (all)
-        fmt::print("\nframeworks:\n");
+        emit("\nframeworks:\n");
       list_frameworks(*c);
     }
     return kExitOk;

@@ -8,6 +8,7 @@
 
 #include "gpuplan/catalog.h"
 #include "gpuplan/result.h"
+#include "output.h"
 
 namespace gpuplan::cli {
 

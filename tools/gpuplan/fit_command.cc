@@ -278,7 +278,7 @@ void print_json(const Model& model, const FitJob& fj, const FitAnswer& a) {
   }
   w.end_array();
   w.end_object();
-  fmt::print("{}", w.str());
+  emit("{}", w.str());
 }
 
 // The format of `bytes`-per-element state: "fp32" for 4, the job's 16-bit format for 2.
@@ -326,7 +326,7 @@ void print_memory_table(const MemoryBreakdown& m, const MemoryJob& job) {
   }
   row("runtime overhead (CUDA context, workspaces)", m.overhead);
   row("total", m.total());
-  fmt::print("{}", t.str("  "));
+  emit("{}", t.str("  "));
 }
 
 void print_text(const Model& model, const FitJob& fj, const FitAnswer& a) {
@@ -335,27 +335,27 @@ void print_text(const Model& model, const FitJob& fj, const FitAnswer& a) {
   const std::optional<FitReport>& fp8 = a.fp8;
   const std::optional<SmallestFit>& offer_fit = a.on_offer;
   const ParameterCount pc = count_parameters(model);
-  fmt::print("model   {} ({}): {} parameters", model.id, model.model_type, grouped(pc.total));
+  emit("model   {} ({}): {} parameters", model.id, model.model_type, grouped(pc.total));
   if (model.is_moe()) {
-    fmt::print(", {} active per token", grouped(pc.active_per_token));
+    emit(", {} active per token", grouped(pc.active_per_token));
   }
-  fmt::print(", {} layers\n", model.layers);
-  fmt::print("job     {}\n", job_text(job));
+  emit(", {} layers\n", model.layers);
+  emit("job     {}\n", job_text(job));
 
   if (fj.gpu != nullptr && report) {
     const Gpu& g = *fj.gpu;
     const MemoryBreakdown& m = report->memory;
-    fmt::print("gpu     {}: {} as marketed, {} usable (what the driver reports)\n", g.name,
-               gb(g.memory), gib(g.memory_usable));
-    fmt::print("layout  {}\n\n", layout_text(job));
-    fmt::print("memory per GPU ({} of {} stages, {} layers):\n", m.stage + 1, job.layout.pp,
-               m.stage_layers);
+    emit("gpu     {}: {} as marketed, {} usable (what the driver reports)\n", g.name, gb(g.memory),
+         gib(g.memory_usable));
+    emit("layout  {}\n\n", layout_text(job));
+    emit("memory per GPU ({} of {} stages, {} layers):\n", m.stage + 1, job.layout.pp,
+         m.stage_layers);
     print_memory_table(m, job);
-    fmt::print("\nverdict: {}\n", report->verdict.reason);
+    emit("\nverdict: {}\n", report->verdict.reason);
     if (job.task == Task::kTrain || job.task == Task::kFinetune) {
       const double per_param = (m.weights + m.gradients + m.optimizer) / Bytes(m.parameters);
       if (job.layout.zero == 0 && !job.offload_optimizer) {
-        fmt::print(
+        emit(
             "why:     mixed-precision {} keeps {:.0f} bytes per trained parameter ({}): {} "
             "parameters on this GPU x {:.0f} B = {} before activations\n",
             optimizer_name(job.optimizer), per_param, state_text(job), billions(m.parameters),
@@ -364,16 +364,16 @@ void print_text(const Model& model, const FitJob& fj, const FitAnswer& a) {
     }
     if (report->kv) {
       const KvCapacity& kv = *report->kv;
-      fmt::print("\nKV cache room: {} usable - {} weights - {} activations - {} overhead = {}\n",
-                 gib(report->verdict.usable), gib(m.weights), gib(m.activations), gib(m.overhead),
-                 gib(kv.budget));
-      fmt::print(
+      emit("\nKV cache room: {} usable - {} weights - {} activations - {} overhead = {}\n",
+           gib(report->verdict.usable), gib(m.weights), gib(m.activations), gib(m.overhead),
+           gib(kv.budget));
+      emit(
           "  at {} per token ({}), that holds {} tokens of context: at batch {}, up to {} "
           "tokens per sequence\n",
           fmt::format("{:.0f} KiB", kv.bytes_per_token / 1024.0), precision_name(job.kv_precision),
           grouped(kv.tokens), job.batch, grouped(kv.max_context));
       if (fp8 && fp8->kv) {
-        fmt::print(
+        emit(
             "  with --precision fp8 weights: {} of weights, {} of KV room = {} tokens ({} "
             "more)\n",
             gib(fp8->memory.weights), gib(fp8->kv->budget), grouped(fp8->kv->tokens),
@@ -381,26 +381,26 @@ void print_text(const Model& model, const FitJob& fj, const FitAnswer& a) {
       }
     }
     if (!g.peak_for(job.precision)) {
-      fmt::print("note:   {} has no {} tensor cores; it would run {} math in another format\n",
-                 g.id, precision_name(job.precision), precision_name(job.precision));
+      emit("note:   {} has no {} tensor cores; it would run {} math in another format\n", g.id,
+           precision_name(job.precision), precision_name(job.precision));
     }
   }
   if (fj.offer != nullptr && offer_fit) {
     const Offer& o = *fj.offer;
-    fmt::print("\noffer   {} ({}): {} x {} per node, up to {} node(s)\n", o.id, o.name,
-               o.gpus_per_node, o.gpu, o.max_nodes);
+    emit("\noffer   {} ({}): {} x {} per node, up to {} node(s)\n", o.id, o.name, o.gpus_per_node,
+         o.gpu, o.max_nodes);
     if (offer_fit->found && offer_fit->gpus <= o.gpus_per_node * o.max_nodes) {
-      fmt::print("verdict: fits on {} GPU(s) with {}: {} per GPU of {} usable\n", offer_fit->gpus,
-                 layout_text(offer_fit->job), gib(offer_fit->report.verdict.required),
-                 gib(offer_fit->report.verdict.usable));
+      emit("verdict: fits on {} GPU(s) with {}: {} per GPU of {} usable\n", offer_fit->gpus,
+           layout_text(offer_fit->job), gib(offer_fit->report.verdict.required),
+           gib(offer_fit->report.verdict.usable));
     } else {
-      fmt::print("verdict: does not fit on this offer: {}\n",
-                 offer_fit->found ? fmt::format("it needs {} x {}", offer_fit->gpus, o.gpu)
-                                  : offer_fit->reason);
+      emit("verdict: does not fit on this offer: {}\n",
+           offer_fit->found ? fmt::format("it needs {} x {}", offer_fit->gpus, o.gpu)
+                            : offer_fit->reason);
     }
   }
 
-  fmt::print("\nsmallest number of each catalog GPU that holds this job:\n");
+  emit("\nsmallest number of each catalog GPU that holds this job:\n");
   Table table({"gpu", "GPUs", "layout", "per GPU", "usable"}, {false, true, false, true, true});
   for (const auto& [g, s] : a.smallest) {
     if (s.found) {
@@ -411,9 +411,9 @@ void print_text(const Model& model, const FitJob& fj, const FitAnswer& a) {
           {g->id, "-", "no layout fits (see --json for the reason)", "-", gib(g->memory_usable)});
     }
   }
-  fmt::print("{}", table.str("  "));
+  emit("{}", table.str("  "));
 
-  fmt::print("\noffers in the catalog that hold it:\n");
+  emit("\noffers in the catalog that hold it:\n");
   Table offers({"offer", "gpu", "per node", "nodes needed", "price"},
                {false, false, true, true, true});
   for (const OfferFit& f : a.offers) {
@@ -427,7 +427,7 @@ void print_text(const Model& model, const FitJob& fj, const FitAnswer& a) {
                                   : "not public";
     offers.add({o.id, o.gpu, fmt::format("{}", o.gpus_per_node), nodes, price});
   }
-  fmt::print("{}", offers.str("  "));
+  emit("{}", offers.str("  "));
 }
 
 }  // namespace

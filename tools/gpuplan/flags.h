@@ -86,7 +86,7 @@ inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::stri
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
+    emit("{}", app.help());
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     return report_error(command, Error{"", e.what(), fmt::format("run '{} --help'", args.front())},

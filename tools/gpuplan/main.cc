@@ -13,43 +13,6 @@
 
 namespace gpuplan::cli {
 
-std::string data_dir(const std::string& flag_value) {
-  if (!flag_value.empty()) {
-    return flag_value;
-  }
-  if (const char* env = std::getenv("GPUPLAN_DATA"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  return GPUPLAN_DEFAULT_DATA_DIR;
-}
-
-Result<Catalog> load_catalog(const std::string& flag_value) {
-  return Catalog::load(data_dir(flag_value));
-}
-
-Result<Catalog> load_catalog_with_profile(const std::string& data, const std::string& profile,
-                                          bool quiet) {
-  Result<Catalog> c = load_catalog(data);
-  if (!c || profile.empty()) {
-    return c;
-  }
-  Result<std::vector<std::string>> changed = c->apply_profile(profile);
-  if (!changed) {
-    return std::unexpected(changed.error());
-  }
-  if (!quiet) {
-    for (const std::string& line : *changed) {
-      fmt::print("profile {}: {}\n", profile, line);
-    }
-  }
-  return c;
-}
-
-int report_error(const std::string& command, const Error& e, int status) {
-  fmt::print(stderr, "gpuplan {}: error: {}\n", command, e.message());
-  return status;
-}
-
 namespace {
 
 struct Command {
@@ -78,19 +41,19 @@ constexpr Command kCommands[] = {
 };
 
 void print_usage() {
-  fmt::print(
+  emit(
       "usage: gpuplan <command> [options]\n\n"
       "gpuplan answers the questions asked before renting or buying GPUs for AI: does the model\n"
       "fit, on which GPUs and how many, with numbers that show their arithmetic.\n\ncommands:\n");
   for (const Command& c : kCommands) {
-    fmt::print("  {:<10} {}\n", c.name, c.help);
+    emit("  {:<10} {}\n", c.name, c.help);
   }
-  fmt::print("\nRun 'gpuplan <command> --help' for a command's options.\n");
+  emit("\nRun 'gpuplan <command> --help' for a command's options.\n");
 }
 
 int run(int argc, char** argv) {
   if (argc < 2) {
-    fmt::print(stderr, "gpuplan: error: no command given; run 'gpuplan --help' for the list\n");
+    emit_error("gpuplan: error: no command given; run 'gpuplan --help' for the list\n");
     return kExitUsage;
   }
   const std::string name = argv[1];
@@ -99,7 +62,7 @@ int run(int argc, char** argv) {
     return kExitOk;
   }
   if (name == "--version") {
-    fmt::print("gpuplan {}\n", GPUPLAN_VERSION);
+    emit("gpuplan {}\n", GPUPLAN_VERSION);
     return kExitOk;
   }
   std::vector<std::string> names;
@@ -111,8 +74,7 @@ int run(int argc, char** argv) {
     }
     names.emplace_back(c.name);
   }
-  fmt::print(stderr, "gpuplan: error: unknown command '{}'; {}\n", name,
-             suggestion_hint(name, names));
+  emit_error("gpuplan: error: unknown command '{}'; {}\n", name, suggestion_hint(name, names));
   return kExitUsage;
 }
 

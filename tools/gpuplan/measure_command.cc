@@ -110,7 +110,7 @@ int collectives(const std::vector<std::string>& args) {
   if ((*comm)->rank() != 0)
     return kExitOk;
   const int n = (*comm)->size();
-  fmt::print(
+  emit(
       "# gpuplan measure collectives: {}, {} rank(s), backend {}; time is the slowest "
       "rank's per iteration\n",
       op, n, backend);
@@ -144,14 +144,14 @@ int collectives(const std::vector<std::string>& args) {
     wrong += p.wrong;
   }
   w.end_array().end_object();
-  fmt::print("{}", t.str());
+  emit("{}", t.str());
   if (!json.empty() && write_file(json, w.str()) != kExitOk)
     return kExitError;
   if (wrong > 0) {
     return report_error(kName, Error{"", fmt::format("{} elements were wrong", wrong),
                                      "the collective returned incorrect data"});
   }
-  fmt::print("# correctness: every element of every result checked, 0 wrong\n");
+  emit("# correctness: every element of every result checked, 0 wrong\n");
   return kExitOk;
 }
 
@@ -220,7 +220,7 @@ int train(const std::vector<std::string>& args) {
     return kExitOk;
   const double step = quantile(r.step_s, 0.5);
   const double p90 = quantile(r.step_s, 0.9);
-  fmt::print(
+  emit(
       "# gpuplan measure train: {} rank(s), backend {}, {} parameters, {} x {} tokens per "
       "worker, {} bucket(s), overlap {}\n",
       r.ranks, backend, grouped(r.parameters), o.per_worker_batch, o.seq, r.buckets,
@@ -234,15 +234,15 @@ int train(const std::vector<std::string>& args) {
   row("compute (forward + backward)", r.compute_s);
   row("exposed gradient all-reduce", r.exposed_s);
   row("update", r.update_s);
-  fmt::print("{}", t.str());
-  fmt::print("throughput  {} tokens/s, {:.1f} GFLOP/s per rank\n",
-             grouped(std::llround(r.tokens_per_step / step)),
-             r.flops_per_step / quantile(r.compute_s, 0.5) / 1e9);
+  emit("{}", t.str());
+  emit("throughput  {} tokens/s, {:.1f} GFLOP/s per rank\n",
+       grouped(std::llround(r.tokens_per_step / step)),
+       r.flops_per_step / quantile(r.compute_s, 0.5) / 1e9);
   int status = kExitOk;
   if (o.verify) {
     // fp32 sums in a different order (rows split over ranks) differ in the last bits.
     const double tolerance = 1e-4;
-    fmt::print(
+    emit(
         "verify      {} worker(s) x batch {} vs 1 worker x batch {}: max relative weight "
         "difference {:.3g} ({} {:g})\n",
         r.ranks, o.per_worker_batch, o.per_worker_batch * r.ranks, r.verify_max_rel_diff,
@@ -308,8 +308,8 @@ int gemm(const std::vector<std::string>& args) {
   const std::vector<measure::GemmPoint> points = measure::gemm_sweep(**comm, sizes, iters);
   if ((*comm)->rank() != 0)
     return kExitOk;
-  fmt::print("# gpuplan measure gemm: backend {} ({}), rank 0\n", backend,
-             backend == "nccl" ? "bf16 in, fp32 accumulate" : "fp32");
+  emit("# gpuplan measure gemm: backend {} ({}), rank 0\n", backend,
+       backend == "nccl" ? "bf16 in, fp32 accumulate" : "fp32");
   Table t({"n", "median (ms)", "TFLOP/s"}, {true, true, true});
   JsonWriter w;
   w.begin_object().field("kind", "gemm").field("backend", backend).key("points").begin_array();
@@ -323,7 +323,7 @@ int gemm(const std::vector<std::string>& args) {
         .end_object();
   }
   w.end_array().end_object();
-  fmt::print("{}", t.str());
+  emit("{}", t.str());
   return json.empty() ? kExitOk : write_file(json, w.str());
 }
 
@@ -349,7 +349,7 @@ int memory(const std::vector<std::string>& args) {
   const measure::MemoryPoint p = measure::memory_probe(**comm, *bytes, iters);
   if ((*comm)->rank() != 0)
     return kExitOk;
-  fmt::print(
+  emit(
       "# gpuplan measure memory: backend {}, rank 0\ncopy of {}: median {:.3f} ms, "
       "{:.1f} GB/s (read + write)\n",
       backend, size, p.median_s * 1e3, p.bytes_per_s / 1e9);
@@ -432,7 +432,7 @@ int report(const std::vector<std::string>& args) {
            grouped(std::llround(r.tokens_per_step / r.step_median_s)), fmt::format("{:.1f}", eff),
            predicted});
   }
-  fmt::print(
+  emit(
       "efficiency = T1 / (TN x N) x 100 on the time to process the same tokens, against {} "
       "rank(s)\n{}",
       base.ranks, t.str());
@@ -449,7 +449,7 @@ int run_measure(const std::vector<std::string>& args) {
                                                          {"memory", memory},
                                                          {"report", report}};
   if (args.size() < 2 || args[1] == "--help" || args[1] == "-h") {
-    fmt::print(
+    emit(
         "usage: gpuplan measure collectives|train|gemm|memory|report [options]\n"
         "  under mpirun: mpirun -np N gpuplan measure collectives ...\n");
     return args.size() < 2 ? kExitUsage : kExitOk;

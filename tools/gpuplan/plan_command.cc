@@ -107,12 +107,12 @@ void print_json(const PlanJob& job, const Plan& plan) {
   for (const std::string& n : plan.notes)
     w.value(n);
   w.end_array().end_object();
-  fmt::print("{}", w.str());
+  emit("{}", w.str());
 }
 
 void print_text(const PlanJob& job, const Plan& plan) {
-  fmt::print("job      {}\n", describe(job));
-  fmt::print("answer   {}\n", plan.headline);
+  emit("job      {}\n", describe(job));
+  emit("answer   {}\n", plan.headline);
   const bool serving = job.kind == JobKind::kServe;
   if (!plan.ranked.empty()) {
     Table t = serving ? Table({"rank", "offer", "nodes", "GPUs", "layout", "p99 ms/token",
@@ -134,25 +134,25 @@ void print_text(const PlanJob& job, const Plan& plan) {
                fmt::format("{:.1f}", p.energy_joules / 3.6e9), money(p.cost)});
       }
     }
-    fmt::print("\n{}", t.str());
+    emit("\n{}", t.str());
   }
   if (!plan.rejected.empty()) {
-    fmt::print("\nwhy not:\n");
+    emit("\nwhy not:\n");
     for (const PlanCandidate& p : plan.rejected) {
-      fmt::print("  {:<22} {}\n", p.offer->id, p.why_not);
+      emit("  {:<22} {}\n", p.offer->id, p.why_not);
     }
   }
   if (!plan.lora_alternative.empty()) {
-    fmt::print("\nA LoRA fine-tune (--task lora) would run on: {}\n",
-               fmt::join(plan.lora_alternative, ", "));
+    emit("\nA LoRA fine-tune (--task lora) would run on: {}\n",
+         fmt::join(plan.lora_alternative, ", "));
   }
   if (!plan.notes.empty() || serving) {
-    fmt::print("\nnotes:\n");
+    emit("\nnotes:\n");
     for (const std::string& n : plan.notes)
-      fmt::print("  - {}\n", n);
+      emit("  - {}\n", n);
   }
   if (serving) {
-    fmt::print(
+    emit(
         "  - serving: each offer is sized as 'gpuplan serve --offer' sizes it: the instance "
         "shape that serves most per GPU within the p99 time per output token, simulated with "
         "continuous batching, and the replicas the load needs\n");

@@ -174,14 +174,14 @@ int run_scale(const std::vector<std::string>& args) {
   }
   w.end_array().end_object();
   if (json) {
-    fmt::print("{}", w.str());
+    emit("{}", w.str());
     return kExitOk;
   }
-  fmt::print("scaling of {} training on {}, {} x {} tokens per {}, {}\n", model->id, gpu,
-             global_batch > 0 ? global_batch : per_gpu_batch, grouped(seq),
-             global_batch > 0 ? "step (strong scaling)" : "GPU per step (weak scaling)",
-             software_text(sj.base));
-  fmt::print(
+  emit("scaling of {} training on {}, {} x {} tokens per {}, {}\n", model->id, gpu,
+       global_batch > 0 ? global_batch : per_gpu_batch, grouped(seq),
+       global_batch > 0 ? "step (strong scaling)" : "GPU per step (weak scaling)",
+       software_text(sj.base));
+  emit(
       "efficiency = T1 / (TN x N) x 100 on the time to process the same tokens; {}; the bar is "
       "efficiency, # = 2.5 %\n{}",
       best ? "each count's own fastest layout (--best)"

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "gpuplan/json_writer.h"
+#include "output.h"
 #include "report.h"
 
 namespace gpuplan::cli {
@@ -59,17 +60,17 @@ Costs costs(const ServeReport& r) {
 }
 
 void print_result(const ServingResult& r) {
-  fmt::print(
+  emit(
       "  throughput  {} output tokens/s ({:.2f} requests/s over {}, the last completions "
       "included)\n",
       grouped(std::llround(r.output_tokens_per_s)), r.requests_per_s, duration_text(r.duration));
-  fmt::print("  TTFT        {}\n", spread(r.ttft));
-  fmt::print("  TPOT        {}\n", spread(r.tpot));
-  fmt::print("  ITL         mean {}\n", ms(r.itl_mean));
-  fmt::print("  E2E         {}\n", spread(r.e2e));
-  fmt::print("  batch       mean {:.1f} sequences, max {}; {} iterations{}\n", r.mean_batch,
-             r.max_batch, grouped(r.iterations),
-             r.preemptions > 0 ? fmt::format("; {} preemptions", grouped(r.preemptions)) : "");
+  emit("  TTFT        {}\n", spread(r.ttft));
+  emit("  TPOT        {}\n", spread(r.tpot));
+  emit("  ITL         mean {}\n", ms(r.itl_mean));
+  emit("  E2E         {}\n", spread(r.e2e));
+  emit("  batch       mean {:.1f} sequences, max {}; {} iterations{}\n", r.mean_batch, r.max_batch,
+       grouped(r.iterations),
+       r.preemptions > 0 ? fmt::format("; {} preemptions", grouped(r.preemptions)) : "");
 }
 
 // "tp 4", "tp 8 pp 2".
@@ -87,7 +88,7 @@ void print_options(const ServeReport& r) {
                     : "users: the sequences one instance runs at once")
              : (slo ? "capacity: the highest Poisson rate with " + slo_text(job.slo)
                     : "req/s: every request queued at once");
-  fmt::print("instances, one per tensor-parallel size ({})\n", capacity);
+  emit("instances, one per tensor-parallel size ({})\n", capacity);
   const std::string amount =
       closed ? (slo ? "capacity (users)" : "users") : (slo ? "capacity (req/s)" : "req/s");
   bool stages = false;
@@ -124,11 +125,11 @@ void print_options(const ServeReport& r) {
     }
     t.add(row);
   }
-  fmt::print("{}", t.str());
+  emit("{}", t.str());
   for (const std::string& line : problems) {
-    fmt::print("  {}\n", line);
+    emit("  {}\n", line);
   }
-  fmt::print(
+  emit(
       "TTFT floor: one prompt alone. TPOT floor: one sequence decoding. The engine runs at most "
       "{} sequences and {} tokens per iteration (data/params).\n",
       a.max_batch, a.chunk_tokens);
@@ -139,16 +140,16 @@ void print_answer(const ServeReport& r) {
   const ServeAnswer& a = r.answer;
   const ServeOption& b = *a.best_option();
   const std::string within = job.slo.any() ? " within " + slo_text(job.slo) : " at most";
-  fmt::print("\nanswer  one instance ({}) {} {:.3g} {}{} ({} output tokens/s); {}\n", shape(b),
-             job.closed() ? "holds" : "serves", b.amount, unit(r), within,
-             grouped(std::llround(b.tokens_per_s)),
-             a.fleet ? fmt::format("{:.4g} {} take {} GPUs.", job.target, unit(r), a.fleet->gpus)
-                     : fmt::format("add {} to size a fleet.",
-                                   job.closed() ? "--target-users" : "--target-rate"));
+  emit("\nanswer  one instance ({}) {} {:.3g} {}{} ({} output tokens/s); {}\n", shape(b),
+       job.closed() ? "holds" : "serves", b.amount, unit(r), within,
+       grouped(std::llround(b.tokens_per_s)),
+       a.fleet ? fmt::format("{:.4g} {} take {} GPUs.", job.target, unit(r), a.fleet->gpus)
+               : fmt::format("add {} to size a fleet.",
+                             job.closed() ? "--target-users" : "--target-rate"));
   if (r.price) {
     const Costs k = costs(r);
     const std::string& cur = r.price->currency;
-    fmt::print(
+    emit(
         "cost    at {:.4g} {} per GPU-hour: an instance {:.2f} {}/h, {:.3g} {} per million output "
         "tokens at that load{}\n",
         r.price->amount, cur, k.instance_hour, cur, k.per_million, cur,
@@ -156,7 +157,7 @@ void print_answer(const ServeReport& r) {
             ? fmt::format(", the fleet {} {} per month", grouped(std::llround(k.fleet_month)), cur)
             : "");
   } else if (r.offer != nullptr) {
-    fmt::print("cost    {} has no public price: give --price VALUE/h per GPU\n", r.offer->id);
+    emit("cost    {} has no public price: give --price VALUE/h per GPU\n", r.offer->id);
   }
 }
 
@@ -254,30 +255,29 @@ void write_best(JsonWriter& j, const ServeReport& r) {
 void print_serve_text(const ServeReport& r) {
   const ServeJob& job = r.job;
   const ServeAnswer& a = r.answer;
-  fmt::print("serve {} on {}, {} weights, {} KV cache, {}\n\n", r.model, r.gpu->id,
-             precision_name(job.base.precision), precision_name(job.base.kv_precision),
-             r.per_request);
+  emit("serve {} on {}, {} weights, {} KV cache, {}\n\n", r.model, r.gpu->id,
+       precision_name(job.base.precision), precision_name(job.base.kv_precision), r.per_request);
   print_options(r);
   const ServeOption* best = a.best_option();
   if (best == nullptr) {
-    fmt::print("\nanswer  {} cannot serve this on {}.\n", r.model, r.gpu->id);
+    emit("\nanswer  {} cannot serve this on {}.\n", r.model, r.gpu->id);
     return;
   }
-  fmt::print("\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n", shape(*best),
-             job.setup.replicas, balancer_name(job.setup.balancer), r.load, a.requests,
-             job.setup.kv_policy == KvPolicy::kPaged ? ", paged KV cache" : "");
+  emit("\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n", shape(*best),
+       job.setup.replicas, balancer_name(job.setup.balancer), r.load, a.requests,
+       job.setup.kv_policy == KvPolicy::kPaged ? ", paged KV cache" : "");
   print_result(*a.run);
   if (job.slo.any()) {
     std::string why;
-    fmt::print("  objective   {}: {}\n", slo_text(job.slo),
-               meets_slo(*a.run, job.slo, &why) ? "met" : "missed, " + why);
+    emit("  objective   {}: {}\n", slo_text(job.slo),
+         meets_slo(*a.run, job.slo, &why) ? "met" : "missed, " + why);
   }
   if (a.fleet) {
     const ServeFleet& f = *a.fleet;
-    fmt::print("\nfleet  {:.4g} {} within {} need {} replicas of {} = {} x {}{}\n", job.target,
-               unit(r), slo_text(job.slo), f.replicas, shape(*best), f.gpus, r.gpu->id,
-               f.met ? "" : " (not met even with these: the objective is too tight)");
-    fmt::print(
+    emit("\nfleet  {:.4g} {} within {} need {} replicas of {} = {} x {}{}\n", job.target, unit(r),
+         slo_text(job.slo), f.replicas, shape(*best), f.gpus, r.gpu->id,
+         f.met ? "" : " (not met even with these: the objective is too tight)");
+    emit(
         "  each replica simulated at its share of the load, {}; the fleet gives {} output "
         "tokens/s\n",
         job.closed() ? fmt::format("{} users", grouped(std::llround(f.share)))
@@ -318,7 +318,7 @@ void print_serve_json(const ServeReport& r) {
     j.key("chosen_tp").null();
   }
   j.end_object();
-  fmt::print("{}", j.str());
+  emit("{}", j.str());
 }
 
 }  // namespace gpuplan::cli

@@ -106,16 +106,16 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
     if (r.top.empty())
       w.field("reason", r.reason);
     w.end_object();
-    fmt::print("{}", w.str());
+    emit("{}", w.str());
     return kExitOk;
   }
-  fmt::print("model   {}: {} parameters, global batch {} x {} tokens\n", model.id,
-             grouped(count_parameters(model).total), global_batch, grouped(seq));
-  fmt::print("cluster {} x {}\n", cluster.gpus, cluster.gpu->id);
-  fmt::print("search  {} layouts in the space, {} evaluated in {:.3f} s on {} thread(s)\n",
-             grouped(r.space), grouped(r.evaluated), r.seconds, o.threads);
+  emit("model   {}: {} parameters, global batch {} x {} tokens\n", model.id,
+       grouped(count_parameters(model).total), global_batch, grouped(seq));
+  emit("cluster {} x {}\n", cluster.gpus, cluster.gpu->id);
+  emit("search  {} layouts in the space, {} evaluated in {:.3f} s on {} thread(s)\n",
+       grouped(r.space), grouped(r.evaluated), r.seconds, o.threads);
   if (r.top.empty()) {
-    fmt::print("verdict: no layout can run: {}\n", r.reason);
+    emit("verdict: no layout can run: {}\n", r.reason);
     return kExitOk;
   }
   Table t({"rank", "layout", "step (s)", "tokens/s", "MFU (%)", "GiB/GPU", ""},
@@ -127,7 +127,7 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
            fmt::format("{:.1f}", e.mfu * 100), fmt::format("{:.1f}", e.memory.total() / GiB(1)),
            mfu_note(e)});
   }
-  fmt::print("\n{}\nbest layout:\n", t.str());
+  emit("\n{}\nbest layout:\n", t.str());
   print_train_text(r.top.front());
   return kExitOk;
 }
@@ -302,16 +302,16 @@ int run_train(const std::vector<std::string>& args) {
         .field("scale_out", cluster->scale_out ? cluster->scale_out->id : std::string());
     write_train_json(w, e);
     w.end_object();
-    fmt::print("{}", w.str());
+    emit("{}", w.str());
     return kExitOk;
   }
-  fmt::print("model   {}: {} parameters, global batch {} x {} tokens\n", model->id,
-             grouped(count_parameters(*model).total), global_batch, grouped(seq));
-  fmt::print("cluster {} x {} ({} per node on {}{})\n", cluster->gpus, cluster->gpu->id,
-             cluster->gpus_per_node, cluster->scale_up->id,
-             cluster->scale_out ? fmt::format(", {} x {} per node between nodes",
-                                              cluster->nics_per_node, cluster->scale_out->id)
-                                : std::string());
+  emit("model   {}: {} parameters, global batch {} x {} tokens\n", model->id,
+       grouped(count_parameters(*model).total), global_batch, grouped(seq));
+  emit("cluster {} x {} ({} per node on {}{})\n", cluster->gpus, cluster->gpu->id,
+       cluster->gpus_per_node, cluster->scale_up->id,
+       cluster->scale_out ? fmt::format(", {} x {} per node between nodes", cluster->nics_per_node,
+                                        cluster->scale_out->id)
+                          : std::string());
   print_train_text(e);
   return kExitOk;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "output.h"
 #include "report.h"
 
 namespace gpuplan::cli {
@@ -212,14 +213,13 @@ std::string duration(Seconds t) {
 
 void print_train_text(const TrainEstimate& e) {
   if (!e.feasible) {
-    fmt::print("verdict: infeasible: {}\n", e.reason);
+    emit("verdict: infeasible: {}\n", e.reason);
     return;
   }
-  fmt::print("software {}\n", software_text(e.job));
-  fmt::print("layout  {} ({} micro-batches per step)\n", train_layout_text(e.job), e.micro_batches);
-  fmt::print(
-      "memory  {} of {} usable per GPU: {}\n", gib(e.memory.total()), gib(e.usable),
-      e.fits_memory ? "fits" : "DOES NOT FIT - the times below are for a layout that cannot run");
+  emit("software {}\n", software_text(e.job));
+  emit("layout  {} ({} micro-batches per step)\n", train_layout_text(e.job), e.micro_batches);
+  emit("memory  {} of {} usable per GPU: {}\n", gib(e.memory.total()), gib(e.usable),
+       e.fits_memory ? "fits" : "DOES NOT FIT - the times below are for a layout that cannot run");
   const StepTime& s = e.step;
   const Seconds total = s.total();
   Table t({"where the step goes", "time (s)", "share (%)"}, {false, true, true});
@@ -237,24 +237,22 @@ void print_train_text(const TrainEstimate& e) {
   row("optimizer step", s.optimizer);
   row("fixed per-step overhead", s.overhead);
   row("step", total);
-  fmt::print("\n{}", t.str());
-  fmt::print("\nthroughput  {} tokens/s ({:.0f} tokens/s per GPU)\n",
-             grouped(std::llround(e.tokens_per_s)),
-             e.tokens_per_s / static_cast<double>(e.job.memory.layout.gpus()));
-  fmt::print(
-      "per GPU     {:.0f} TFLOP/s model, {:.0f} TFLOP/s hardware; MFU {:.1f} %, HFU {:.1f} %\n",
-      e.model_flops_per_gpu.si() / 1e12, e.hardware_flops_per_gpu.si() / 1e12, e.mfu * 100,
-      e.hfu * 100);
+  emit("\n{}", t.str());
+  emit("\nthroughput  {} tokens/s ({:.0f} tokens/s per GPU)\n",
+       grouped(std::llround(e.tokens_per_s)),
+       e.tokens_per_s / static_cast<double>(e.job.memory.layout.gpus()));
+  emit("per GPU     {:.0f} TFLOP/s model, {:.0f} TFLOP/s hardware; MFU {:.1f} %, HFU {:.1f} %\n",
+       e.model_flops_per_gpu.si() / 1e12, e.hardware_flops_per_gpu.si() / 1e12, e.mfu * 100,
+       e.hfu * 100);
   if (e.job.tokens > 0) {
-    fmt::print("{:.3g} tokens: {}, {} GPU-hours, {:.1f} MWh at TDP", e.job.tokens,
-               duration(e.time_to_train), grouped(std::llround(e.gpu_hours)),
-               e.energy_joules / 3.6e9);
+    emit("{:.3g} tokens: {}, {} GPU-hours, {:.1f} MWh at TDP", e.job.tokens,
+         duration(e.time_to_train), grouped(std::llround(e.gpu_hours)), e.energy_joules / 3.6e9);
     if (e.cost) {
-      fmt::print(", {} {}", grouped(std::llround(e.cost->amount)), e.cost->currency);
+      emit(", {} {}", grouped(std::llround(e.cost->amount)), e.cost->currency);
     } else {
-      fmt::print(" (no price: give --price VALUE/h per GPU or --offer)");
+      emit(" (no price: give --price VALUE/h per GPU or --offer)");
     }
-    fmt::print("\n");
+    emit("\n");
   }
 }
 

@@ -57,7 +57,7 @@ void print_json(const ValidationReport& r) {
              r.predicted > 0 ? std::optional<double>(r.max_abs_error_pct) : std::nullopt)
       .end_object();
   w.end_object();
-  fmt::print("{}", w.str());
+  emit("{}", w.str());
 }
 
 void print_training(const ValidationReport& r) {
@@ -94,7 +94,7 @@ void print_training(const ValidationReport& r) {
     row.push_back(notes.empty() ? "" : "note: " + fmt::format("{}", fmt::join(notes, "; ")));
     t.add(row);
   }
-  fmt::print(
+  emit(
       "training rows, metric step_time_s (published vs predicted, seconds per optimizer "
       "step)\n\n{}",
       t.str());
@@ -120,7 +120,7 @@ void print_inference(const ValidationReport& r) {
     row.push_back(e.predicted ? "" : "not predicted: " + e.reason);
     t.add(row);
   }
-  fmt::print(
+  emit(
       "inference rows, one line per metric (tokens/s; TTFT, TPOT and ITL in ms); mean batch: "
       "sequences per iteration in the simulation; KV holds: requests the KV cache of one "
       "instance holds\n\n{}",
@@ -134,11 +134,11 @@ void print_text(const ValidationReport& r) {
     print_inference(r);
   }
   if (r.predicted == 0) {
-    fmt::print("\nsummary: {} rows, none predicted\n", r.rows);
+    emit("\nsummary: {} rows, none predicted\n", r.rows);
     return;
   }
-  fmt::print("\nsummary: {} rows, {} predicted, median |error| {:.1f} %, max |error| {:.1f} %\n",
-             r.rows, r.predicted, r.median_abs_error_pct, r.max_abs_error_pct);
+  emit("\nsummary: {} rows, {} predicted, median |error| {:.1f} %, max |error| {:.1f} %\n", r.rows,
+       r.predicted, r.median_abs_error_pct, r.max_abs_error_pct);
 }
 
 double error_pct(std::optional<double> predicted, double published) {
@@ -179,7 +179,7 @@ void print_cross_validation(const CrossValidation& cv, bool json) {
         .field("loso_max_abs_error_pct", cv.max_out_pct)
         .end_object();
     w.end_object();
-    fmt::print("{}", w.str());
+    emit("{}", w.str());
     return;
   }
   Table t({"id", "published", "in sample", "error (%)", "left out", "error (%)", ""},
@@ -195,11 +195,11 @@ void print_cross_validation(const CrossValidation& cv, bool json) {
            fmt::format("{:.4g}", *r.out_of_sample),
            fmt::format("{:+.1f}", error_pct(r.out_of_sample, r.published)), ""});
   }
-  fmt::print(
+  emit(
       "training rows, step time (s): fitted to every row (in sample), and fitted without the "
       "row's source (left out: leave-one-source-out over {} sources)\n\n{}",
       cv.sources, t.str());
-  fmt::print(
+  emit(
       "\nsummary: {} rows; in sample median |error| {:.1f} %, max {:.1f} %; leave-one-source-out "
       "median |error| {:.1f} %, max {:.1f} %\n",
       cv.rows.size(), cv.median_in_pct, cv.max_in_pct, cv.median_out_pct, cv.max_out_pct);
