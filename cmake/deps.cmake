@@ -4,6 +4,10 @@ find_package(tomlplusplus REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
+# cpp-httplib for gpuplan web: Debian builds it as a library (libcpp-httplib-dev), whose
+# pkg-config file carries the defines its header must be compiled with.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 if(GPUPLAN_WITH_MPI)
   find_package(MPI REQUIRED COMPONENTS CXX)
   set(BLA_VENDOR OpenBLAS)

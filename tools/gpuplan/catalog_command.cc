@@ -98,38 +98,43 @@ void list_offers(const Catalog& c) {
   emit("{}", t.str());
 }
 
+void write_model_json(JsonWriter& w, const Model& m) {
+  const ParameterCount p = count_parameters(m);
+  w.begin_object()
+      .field("id", m.id)
+      .field("kind", "model")
+      .field("model_type", m.model_type)
+      .field("params", p.total)
+      .field("active_params", p.active_per_token)
+      .field("embedding_params", p.embedding)
+      .field("lm_head_params", p.lm_head)
+      .field("layers", m.layers)
+      .field("hidden", m.hidden)
+      .field("heads", m.heads)
+      .field("kv_heads", m.kv_heads)
+      .field("head_dim", m.head_dim)
+      .field("intermediate", m.intermediate)
+      .field("vocab", m.vocab)
+      .field("max_positions", m.max_positions)
+      .field("gated_mlp", m.gated_mlp)
+      .field("tied_embeddings", m.tied_embeddings)
+      .field("moe", m.is_moe());
+  if (m.is_moe()) {
+    w.field("experts", m.moe.experts)
+        .field("experts_per_token", m.moe.experts_per_token)
+        .field("shared_experts", m.moe.shared_experts)
+        .field("expert_intermediate", m.moe.expert_intermediate);
+  }
+  w.field("kv_cache_bytes_per_token_bf16", kv_cache_bytes_per_token(m, 2.0))
+      .field("file", m.file)
+      .end_object();
+}
+
 void show_model(const Model& m, bool json) {
   const ParameterCount p = count_parameters(m);
   if (json) {
     JsonWriter w;
-    w.begin_object()
-        .field("id", m.id)
-        .field("kind", "model")
-        .field("model_type", m.model_type)
-        .field("params", p.total)
-        .field("active_params", p.active_per_token)
-        .field("embedding_params", p.embedding)
-        .field("lm_head_params", p.lm_head)
-        .field("layers", m.layers)
-        .field("hidden", m.hidden)
-        .field("heads", m.heads)
-        .field("kv_heads", m.kv_heads)
-        .field("head_dim", m.head_dim)
-        .field("intermediate", m.intermediate)
-        .field("vocab", m.vocab)
-        .field("max_positions", m.max_positions)
-        .field("gated_mlp", m.gated_mlp)
-        .field("tied_embeddings", m.tied_embeddings)
-        .field("moe", m.is_moe());
-    if (m.is_moe()) {
-      w.field("experts", m.moe.experts)
-          .field("experts_per_token", m.moe.experts_per_token)
-          .field("shared_experts", m.moe.shared_experts)
-          .field("expert_intermediate", m.moe.expert_intermediate);
-    }
-    w.field("kv_cache_bytes_per_token_bf16", kv_cache_bytes_per_token(m, 2.0))
-        .field("file", m.file)
-        .end_object();
+    write_model_json(w, m);
     emit("{}", w.str());
     return;
   }
@@ -150,28 +155,32 @@ void show_model(const Model& m, bool json) {
   emit("file       {}\n", m.file);
 }
 
+void write_gpu_json(JsonWriter& w, const Gpu& g) {
+  w.begin_object()
+      .field("id", g.id)
+      .field("kind", "gpu")
+      .field("name", g.name)
+      .field("vendor", g.vendor)
+      .field("memory_bytes", g.memory.si())
+      .field("usable_bytes", g.memory_usable.si())
+      .field("memory_bandwidth_bytes_per_s", g.memory_bandwidth.si())
+      .field("tdp_w", g.tdp.si())
+      .field("pcie_gen", g.pcie_gen)
+      .field("scale_up", g.scale_up)
+      .field("scale_up_domain", g.scale_up_domain);
+  w.key("peak_flops_per_s").begin_object();
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const auto p = static_cast<Precision>(i);
+    if (g.peak_for(p))
+      w.field(precision_name(p), g.peak_for(p)->si());
+  }
+  w.end_object().field("source", g.source).field("file", g.file).end_object();
+}
+
 void show_gpu(const Gpu& g, bool json) {
   if (json) {
     JsonWriter w;
-    w.begin_object()
-        .field("id", g.id)
-        .field("kind", "gpu")
-        .field("name", g.name)
-        .field("vendor", g.vendor)
-        .field("memory_bytes", g.memory.si())
-        .field("usable_bytes", g.memory_usable.si())
-        .field("memory_bandwidth_bytes_per_s", g.memory_bandwidth.si())
-        .field("tdp_w", g.tdp.si())
-        .field("pcie_gen", g.pcie_gen)
-        .field("scale_up", g.scale_up)
-        .field("scale_up_domain", g.scale_up_domain);
-    w.key("peak_flops_per_s").begin_object();
-    for (int i = 0; i < kPrecisionCount; ++i) {
-      const auto p = static_cast<Precision>(i);
-      if (g.peak_for(p))
-        w.field(precision_name(p), g.peak_for(p)->si());
-    }
-    w.end_object().field("source", g.source).field("file", g.file).end_object();
+    write_gpu_json(w, g);
     emit("{}", w.str());
     return;
   }
@@ -188,21 +197,25 @@ void show_gpu(const Gpu& g, bool json) {
        g.tdp.si(), g.scale_up, g.scale_up_domain, g.pcie_gen, g.source, g.file);
 }
 
+void write_fabric_json(JsonWriter& w, const Fabric& f) {
+  w.begin_object()
+      .field("id", f.id)
+      .field("kind", "fabric")
+      .field("name", f.name)
+      .field("fabric_kind", fabric_kind_name(f.kind))
+      .field("bandwidth_bytes_per_s", f.bandwidth.si())
+      .field("latency_s", f.latency.si());
+  if (f.measured_busbw) {
+    w.field("measured_busbw_bytes_per_s", f.measured_busbw->si())
+        .field("measured_note", f.measured_note);
+  }
+  w.field("source", f.source).field("file", f.file).end_object();
+}
+
 void show_fabric(const Fabric& f, bool json) {
   if (json) {
     JsonWriter w;
-    w.begin_object()
-        .field("id", f.id)
-        .field("kind", "fabric")
-        .field("name", f.name)
-        .field("fabric_kind", fabric_kind_name(f.kind))
-        .field("bandwidth_bytes_per_s", f.bandwidth.si())
-        .field("latency_s", f.latency.si());
-    if (f.measured_busbw) {
-      w.field("measured_busbw_bytes_per_s", f.measured_busbw->si())
-          .field("measured_note", f.measured_note);
-    }
-    w.field("source", f.source).field("file", f.file).end_object();
+    write_fabric_json(w, f);
     emit("{}", w.str());
     return;
   }
@@ -216,39 +229,43 @@ void show_fabric(const Fabric& f, bool json) {
   emit("source     {}\nfile       {}\n", f.source, f.file);
 }
 
+void write_offer_json(JsonWriter& w, const Offer& o) {
+  w.begin_object()
+      .field("id", o.id)
+      .field("kind", "offer")
+      .field("name", o.name)
+      .field("provider", o.provider)
+      .field("gpu", o.gpu)
+      .field("gpus_per_node", o.gpus_per_node)
+      .field("max_nodes", o.max_nodes)
+      .field("scale_up", o.scale_up)
+      .field("scale_out", o.scale_out)
+      .field("nics_per_node", o.nics_per_node);
+  w.key("sites").begin_array();
+  for (const Site& s : o.sites) {
+    w.begin_object()
+        .field("id", s.id)
+        .field("country", s.country)
+        .field("location", s.location)
+        .end_object();
+  }
+  w.end_array();
+  if (o.price_per_node_hour) {
+    w.field("price_per_node_hour", o.price_per_node_hour->amount)
+        .field("currency", o.price_per_node_hour->currency)
+        .field("price_date", o.price_date);
+  } else {
+    w.key("price_per_node_hour").null();
+  }
+  if (o.egress_per_gb)
+    w.field("egress_per_gb", o.egress_per_gb->amount);
+  w.field("source", o.source).field("notes", o.notes).field("file", o.file).end_object();
+}
+
 void show_offer(const Offer& o, bool json) {
   if (json) {
     JsonWriter w;
-    w.begin_object()
-        .field("id", o.id)
-        .field("kind", "offer")
-        .field("name", o.name)
-        .field("provider", o.provider)
-        .field("gpu", o.gpu)
-        .field("gpus_per_node", o.gpus_per_node)
-        .field("max_nodes", o.max_nodes)
-        .field("scale_up", o.scale_up)
-        .field("scale_out", o.scale_out)
-        .field("nics_per_node", o.nics_per_node);
-    w.key("sites").begin_array();
-    for (const Site& s : o.sites) {
-      w.begin_object()
-          .field("id", s.id)
-          .field("country", s.country)
-          .field("location", s.location)
-          .end_object();
-    }
-    w.end_array();
-    if (o.price_per_node_hour) {
-      w.field("price_per_node_hour", o.price_per_node_hour->amount)
-          .field("currency", o.price_per_node_hour->currency)
-          .field("price_date", o.price_date);
-    } else {
-      w.key("price_per_node_hour").null();
-    }
-    if (o.egress_per_gb)
-      w.field("egress_per_gb", o.egress_per_gb->amount);
-    w.field("source", o.source).field("notes", o.notes).field("file", o.file).end_object();
+    write_offer_json(w, o);
     emit("{}", w.str());
     return;
   }
@@ -272,6 +289,33 @@ void show_offer(const Offer& o, bool json) {
   emit("notes      {}\nsource     {}\nfile       {}\n", o.notes, o.source, o.file);
 }
 
+// One kind's entries as a JSON array of the objects `show --json` prints.
+int list_json_array(const Catalog& c, const std::string& kind) {
+  JsonWriter w;
+  w.begin_array();
+  if (kind == "gpus") {
+    for (const Gpu& g : c.gpus())
+      write_gpu_json(w, g);
+  } else if (kind == "fabrics") {
+    for (const Fabric& f : c.fabrics())
+      write_fabric_json(w, f);
+  } else if (kind == "models") {
+    for (const Model& m : c.models())
+      write_model_json(w, m);
+  } else if (kind == "offers") {
+    for (const Offer& o : c.offers())
+      write_offer_json(w, o);
+  } else {
+    return report_error(kName,
+                        Error{"--json", fmt::format("lists one kind, not '{}'", kind),
+                              "give gpus, fabrics, models or offers"},
+                        kExitUsage);
+  }
+  w.end_array();
+  emit("{}", w.str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_catalog(const std::vector<std::string>& args) {
@@ -286,6 +330,9 @@ int run_catalog(const std::vector<std::string>& args) {
   CLI::App* list =
       app.add_subcommand("list", "list entries: gpus, fabrics, models, offers or frameworks");
   list->add_option("kind", kind, "gpus | fabrics | models | offers | frameworks (default: all)");
+  bool list_json = false;
+  list->add_flag("--json", list_json,
+                 "print one kind as a JSON array (gpus, fabrics, models, offers)");
   list->fallthrough();
   std::string id;
   bool json = false;
@@ -307,6 +354,9 @@ int run_catalog(const std::vector<std::string>& args) {
           kName,
           Error{"list", fmt::format("unknown kind '{}'", kind), suggestion_hint(kind, kinds)},
           kExitUsage);
+    }
+    if (list_json) {
+      return list_json_array(*c, kind);
     }
     const bool all = kind.empty();
     if (all || kind == "gpus") {

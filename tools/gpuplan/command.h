@@ -30,6 +30,7 @@ int run_serve(const std::vector<std::string>& args);
 int run_plan(const std::vector<std::string>& args);
 int run_measure(const std::vector<std::string>& args);
 int run_calibrate(const std::vector<std::string>& args);
+int run_web(const std::vector<std::string>& args);
 
 // Loads the catalog and, when `profile` is given, applies it and says so on stdout (unless
 // `quiet`, for JSON output).

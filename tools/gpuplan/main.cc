@@ -38,6 +38,7 @@ constexpr Command kCommands[] = {
      run_measure},
     {"calibrate", "fold measurements into a profile that train, scale and plan use", run_calibrate},
     {"catalog", "list and show the GPUs, fabrics, models and offers gpuplan knows", run_catalog},
+    {"web", "the answers over HTTP and a page to ask them from (loopback by default)", run_web},
 };
 
 void print_usage() {

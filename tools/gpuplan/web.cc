@@ -1,0 +1,379 @@
+#include "web.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
+
+#include "command.h"
+#include "gpuplan/fields.h"
+
+namespace gpuplan::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMostBodyBytes = size_t{1} << 20;  // 1 MiB
+
+// What one client may ask the server to simulate or search: well below the CLI's own limits,
+// so that no request holds a worker for more than seconds.
+constexpr int64_t kMostRequests = 20'000;  // serve --requests
+constexpr int64_t kMostUsers = 5'000;      // serve --users (the simulated load)
+constexpr int64_t kMostCounts = 16;        // scale --gpus entries
+
+struct ApiCommand {
+  std::string_view name;
+  CommandFn run;
+  bool model_positional;  // the model is the first argument (plan takes --model)
+};
+
+constexpr std::array<ApiCommand, 5> kApi = {{
+    {"fit", run_fit, true},
+    {"train", run_train, true},
+    {"scale", run_scale, true},
+    {"serve", run_serve, true},
+    {"plan", run_plan, false},
+}};
+
+// Keys that would read the server's files or change how it runs.
+constexpr std::array<std::string_view, 8> kRefused = {"data",    "profile", "json",    "help",
+                                                      "lengths", "job",     "threads", "html"};
+
+std::string error_body(const std::string& message) {
+  return json{{"error", message}}.dump();
+}
+
+WebReply bad_request(const std::string& message) {
+  return {400, error_body(message)};
+}
+
+// A number as the CLI would read it: integers without a fraction, others exactly.
+std::string number_text(const json& v) {
+  if (v.is_number_integer()) {
+    return v.is_number_unsigned() ? fmt::format("{}", v.get<uint64_t>())
+                                  : fmt::format("{}", v.get<int64_t>());
+  }
+  return fmt::format("{}", v.get<double>());
+}
+
+// A temporary directory for an uploaded config.json, removed when the request ends.
+class Upload {
+ public:
+  ~Upload() {
+    if (!dir_.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir_, ignored);
+    }
+  }
+  Result<std::string> write(const json& config) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "gpuplan-web-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      return fail("config", "cannot store the uploaded config.json on the server", "");
+    }
+    dir_ = tmpl;
+    path_ = dir_ + "/uploaded.json";
+    std::ofstream out(path_);
+    out << config.dump();
+    if (!out) {
+      return fail("config", "cannot store the uploaded config.json on the server", "");
+    }
+    return path_;
+  }
+  // Texts name the upload, not where the server kept it.
+  std::string hide(std::string text) const {
+    if (path_.empty()) {
+      return text;
+    }
+    for (size_t at = text.find(path_); at != std::string::npos; at = text.find(path_, at)) {
+      text.replace(at, path_.size(), "config");
+    }
+    return text;
+  }
+
+ private:
+  std::string dir_;
+  std::string path_;
+};
+
+// The request's fields as the command's arguments; an error names the field.
+Result<std::vector<std::string>> arguments(const ApiCommand& c, const json& body, Upload& upload) {
+  std::vector<std::string> args = {fmt::format("gpuplan {}", c.name)};
+  std::string model;
+  if (body.contains("config")) {
+    if (!body["config"].is_object()) {
+      return fail("config", "must be the config.json object", "upload the file's contents");
+    }
+    if (body.contains("model")) {
+      return fail("config", "give model or config, not both", "");
+    }
+    GPUPLAN_ASSIGN_OR_RETURN(model, upload.write(body["config"]));
+  } else if (body.contains("model")) {
+    if (!body["model"].is_string()) {
+      return fail("model", "must be a catalog model id", "e.g. \"llama-3.1-70b\"");
+    }
+    model = body["model"].get<std::string>();
+    if (model.find('/') != std::string::npos || model.ends_with(".json")) {
+      return fail("model", "the server reads no files: give a catalog id or upload the config",
+                  "send the config.json object as \"config\"");
+    }
+  }
+  if (c.model_positional && !model.empty()) {
+    args.push_back(model);
+  } else if (!model.empty()) {
+    args.insert(args.end(), {"--model", model});
+  }
+  bool search = false;
+  for (const auto& [key, value] : body.items()) {
+    if (key == "model" || key == "config") {
+      continue;
+    }
+    std::string flag = key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (flag.empty() || flag.front() == '-' ||
+        std::find(kRefused.begin(), kRefused.end(), flag) != kRefused.end()) {
+      return fail(key, "is not accepted over the web",
+                  "the server reads no files and sets its own output and threads");
+    }
+    const std::string option = "--" + flag;
+    auto add = [&](const json& v) -> Result<bool> {
+      if (v.is_string()) {
+        args.insert(args.end(), {option, v.get<std::string>()});
+      } else if (v.is_number()) {
+        args.insert(args.end(), {option, number_text(v)});
+      } else if (v.is_boolean()) {
+        if (v.get<bool>()) {
+          args.push_back(option);
+        }
+      } else {
+        return fail(key, "must be a string, a number, a boolean or a list of them", "");
+      }
+      return true;
+    };
+    if (value.is_array()) {
+      if (flag == "gpus" && value.size() > static_cast<size_t>(kMostCounts)) {
+        return fail(key, fmt::format("at most {} GPU counts per request", kMostCounts),
+                    "run gpuplan scale locally for more");
+      }
+      for (const json& v : value) {
+        if (v.is_array() || v.is_object()) {
+          return fail(key, "must be a list of strings or numbers", "");
+        }
+        GPUPLAN_RETURN_IF_ERROR(add(v));
+      }
+    } else {
+      GPUPLAN_RETURN_IF_ERROR(add(value));
+    }
+    if (value.is_number()) {
+      const double v = value.get<double>();
+      if (c.name == "serve" && flag == "requests" && v > kMostRequests) {
+        return fail(key, fmt::format("at most {} simulated requests over the web", kMostRequests),
+                    "run gpuplan serve locally for more");
+      }
+      if (c.name == "serve" && flag == "users" && v > kMostUsers) {
+        return fail(key, fmt::format("at most {} simulated users over the web", kMostUsers),
+                    "simulate fewer users per instance and size the fleet with target_users");
+      }
+    }
+    search = search || (flag == "search" && value.is_boolean() && value.get<bool>());
+  }
+  if (search || c.name == "plan") {
+    args.insert(args.end(), {"--threads", "1"});  // a worker is one thread
+  }
+  args.push_back("--json");
+  return args;
+}
+
+// The CLI's error line without its trailing newline.
+std::string error_line(const std::string& err) {
+  std::string line = err;
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) {
+    line.pop_back();
+  }
+  return line.empty() ? std::string("the command failed without a message") : line;
+}
+
+WebReply run_captured(const CommandFn run, const std::vector<std::string>& args,
+                      const Upload& upload) {
+  Capture capture;
+  int status = kExitError;
+  {
+    ScopedCapture scope(&capture);
+    status = run(args);
+  }
+  if (status != kExitOk) {
+    return bad_request(upload.hide(error_line(capture.err)));
+  }
+  return {200, upload.hide(capture.out)};
+}
+
+WebReply catalog_list(const std::string& kind, const WebOptions& o) {
+  constexpr std::array<std::string_view, 4> kinds = {"gpus", "fabrics", "models", "offers"};
+  if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+    return {404, error_body(fmt::format("no catalog list '{}'; try gpus, fabrics, models or offers",
+                                        kind))};
+  }
+  std::vector<std::string> args = {"gpuplan catalog", "list", kind, "--json"};
+  if (!o.data.empty()) {
+    args.insert(args.begin() + 1, {"--data", o.data});
+  }
+  return run_captured(run_catalog, args, Upload());
+}
+
+std::string openapi() {
+  json paths = json::object();
+  for (const ApiCommand& c : kApi) {
+    paths[fmt::format("/api/v1/{}", c.name)] = {
+        {"post",
+         {{"summary", fmt::format("gpuplan {} --json", c.name)},
+          {"description",
+           fmt::format("The body is an object of the flags of 'gpuplan {} --help' without their "
+                       "leading dashes (\"_\" may stand for \"-\"), plus \"model\" (a catalog id) "
+                       "or \"config\" (a config.json object); a boolean flag is true, a list "
+                       "repeats the flag. The answer is what the command prints with --json.",
+                       c.name)},
+          {"requestBody",
+           {{"required", true},
+            {"content",
+             {{"application/json",
+               {{"schema", {{"type", "object"}, {"additionalProperties", true}}}}}}}}},
+          {"responses",
+           {{"200", {{"description", "the answer, as the CLI's --json"}}},
+            {"400", {{"description", "bad input: {\"error\": the CLI's one-line message}"}}},
+            {"413", {{"description", "a body over 1 MiB"}}}}}}}};
+  }
+  paths["/api/v1/catalog/{kind}"] = {
+      {"get",
+       {{"summary", "gpuplan catalog list KIND --json"},
+        {"parameters",
+         {{{"name", "kind"},
+           {"in", "path"},
+           {"required", true},
+           {"schema", {{"type", "string"}, {"enum", {"gpus", "fabrics", "models", "offers"}}}}}}},
+        {"responses", {{"200", {{"description", "the entries, as a JSON array"}}}}}}}};
+  json doc = {{"openapi", "3.0.3"},
+              {"info",
+               {{"title", "gpuplan"},
+                {"version", GPUPLAN_VERSION},
+                {"description", "GPU planning answers: the CLI's --json over HTTP"}}},
+              {"paths", paths}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace
+
+WebReply answer_api(const std::string& method, const std::string& path, const std::string& body,
+                    const WebOptions& options) {
+  try {
+    constexpr std::string_view kCatalog = "/api/v1/catalog/";
+    if (path == "/api/v1/openapi.json") {
+      return method == "GET" ? WebReply{200, openapi()}
+                             : WebReply{405, error_body("openapi.json is read with GET")};
+    }
+    if (path.starts_with(kCatalog)) {
+      if (method != "GET") {
+        return {405, error_body("the catalog is read with GET")};
+      }
+      return catalog_list(path.substr(kCatalog.size()), options);
+    }
+    for (const ApiCommand& c : kApi) {
+      if (path != fmt::format("/api/v1/{}", c.name)) {
+        continue;
+      }
+      if (method != "POST") {
+        return {405, error_body(fmt::format("{} is asked with POST and a JSON body", c.name))};
+      }
+      if (body.size() > kMostBodyBytes) {
+        return {413, error_body("the body is over 1 MiB")};
+      }
+      const json request = json::parse(body, nullptr, /*allow_exceptions=*/false);
+      if (request.is_discarded() || !request.is_object()) {
+        return bad_request("body: not a JSON object; send {\"model\": ..., \"flag\": value}");
+      }
+      Upload upload;
+      Result<std::vector<std::string>> args = arguments(c, request, upload);
+      if (!args) {
+        return bad_request(fmt::format("gpuplan {}: error: {}", c.name, args.error().message()));
+      }
+      if (!options.data.empty()) {
+        args->insert(args->end() - 1, {"--data", options.data});
+      }
+      return run_captured(c.run, *args, upload);
+    }
+    return {404, error_body(fmt::format("no such endpoint: {} {}", method, path))};
+  } catch (const std::exception& e) {
+    return {500, error_body(fmt::format("internal error: {}", e.what()))};
+  }
+}
+
+struct WebServer::Impl {
+  WebOptions options;
+  httplib::Server server;
+  int port = 0;
+};
+
+WebServer::WebServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+WebServer::~WebServer() = default;
+
+Result<std::unique_ptr<WebServer>> WebServer::bind(const WebOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  httplib::Server& s = impl->server;
+  const int threads = std::max(1, options.threads);
+  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  s.set_payload_max_length(kMostBodyBytes);
+  s.set_read_timeout(10, 0);
+  s.set_write_timeout(10, 0);
+  const WebOptions* o = &impl->options;
+  auto api = [o](const httplib::Request& req, httplib::Response& res) {
+    const WebReply r = answer_api(req.method, req.path, req.body, *o);
+    res.status = r.status;
+    res.set_content(r.body, "application/json");
+  };
+  s.Get(R"(/api/.*)", api);
+  s.Post(R"(/api/.*)", api);
+  s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(web_page(), "text/html; charset=utf-8");
+  });
+  s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 413) {
+      res.set_content(error_body("the body is over 1 MiB"), "application/json");
+    } else if (res.body.empty()) {
+      res.set_content(error_body(fmt::format("HTTP {}", res.status)), "application/json");
+    }
+  });
+  if (options.port == 0) {
+    impl->port = s.bind_to_any_port(options.host);
+  } else if (s.bind_to_port(options.host, options.port)) {
+    impl->port = options.port;
+  } else {
+    impl->port = -1;
+  }
+  if (impl->port <= 0) {
+    return fail(fmt::format("{}:{}", options.host, options.port), "cannot listen there",
+                "is the port in use? try --port 0 for any free one");
+  }
+  return std::unique_ptr<WebServer>(new WebServer(std::move(impl)));
+}
+
+int WebServer::port() const {
+  return impl_->port;
+}
+
+void WebServer::serve() {
+  impl_->server.listen_after_bind();
+}
+
+void WebServer::stop() {
+  impl_->server.stop();
+}
+
+}  // namespace gpuplan::cli
