@@ -83,7 +83,7 @@ const std::string& web_page() {
   <table id="ranked"><thead></thead><tbody></tbody></table>
   <div id="chart-cost"></div>
   <div id="chart-memory"></div>
-  <h3 data-t="whynot">Why not the others</h3>
+  <h3 id="whynot" data-t="whynot">Why not the others</h3>
   <ul id="rejected" class="why"></ul>
 </section>
 </main>
@@ -102,7 +102,8 @@ const T = {
        costchart: "Cost of each offer that runs the job", timechart: "Time to finish on each offer",
        memchart: "Memory per GPU on", usable: "usable", working: "asking gpuplan...",
        weights: "weights", gradients: "gradients", optimizer: "optimizer",
-       activations: "activations", kv: "KV cache", overhead: "runtime"},
+       activations: "activations", kv: "KV cache", overhead: "runtime",
+       smallest: "its smallest fit"},
   pt: {title: "gpuplan: uma GPU ou um cluster?", model: "Modelo", catalog: "do catálogo",
        upload: "ou um config.json", task: "Tarefa", pretrain: "pré-treino",
        finetune: "ajuste fino completo", lora: "ajuste fino LoRA", qlora: "ajuste fino QLoRA",
@@ -117,7 +118,7 @@ const T = {
        timechart: "Tempo até terminar em cada oferta", memchart: "Memória por GPU em",
        usable: "utilizável", working: "perguntando ao gpuplan...", weights: "pesos",
        gradients: "gradientes", optimizer: "otimizador", activations: "ativações",
-       kv: "cache KV", overhead: "runtime"}
+       kv: "cache KV", overhead: "runtime", smallest: "o menor arranjo que cabe"}
 };
 let lang = (navigator.language || "en").toLowerCase().startsWith("pt") ? "pt" : "en";
 let last = null;
@@ -181,12 +182,12 @@ function svgBars(title, rows, unit) {
   });
   return div;
 }
-function svgMemory(offer, memory, usable) {
+function svgMemory(offer, gpus, memory, usable) {
   const parts = [["weights", "#4a78b5"], ["gradients", "#7aa0d0"], ["optimizer", "#e39b3b"],
                  ["activations", "#6bb36b"], ["kv_cache", "#b06bb3"], ["overhead", "#999"]];
   const w = 640, left = 10, top = 24, height = 28, total = Math.max(memory.total_bytes, usable);
   const scale = (w - 20) / total;
-  let s = '<svg role="img" viewBox="0 0 ' + w + ' 110" width="100%" xmlns="http://www.w3.org/2000/svg">';
+  let s = '<svg role="img" viewBox="0 0 ' + w + ' 124" width="100%" xmlns="http://www.w3.org/2000/svg">';
   s += '<text x="0" y="14" font-weight="600"></text>';
   let x = left;
   const legend = [];
@@ -201,15 +202,17 @@ function svgMemory(offer, memory, usable) {
   s += '<line x1="' + ux + '" x2="' + ux + '" y1="' + (top - 6) + '" y2="' + (top + height + 6) + '" stroke="#a00" stroke-width="2"></line>';
   s += '<text x="' + ux + '" y="' + (top + height + 20) + '" text-anchor="end" fill="#a00"></text>';
   legend.forEach(([k, color], i) => {
-    s += '<rect x="' + (left + i * 105) + '" y="84" width="10" height="10" fill="' + color + '"></rect>';
-    s += '<text x="' + (left + i * 105 + 14) + '" y="93"></text>';
+    const lx = left + (i % 3) * 210, ly = 84 + Math.floor(i / 3) * 18;
+    s += '<rect x="' + lx + '" y="' + ly + '" width="10" height="10" fill="' + color + '"></rect>';
+    s += '<text x="' + (lx + 14) + '" y="' + (ly + 9) + '"></text>';
   });
   s += "</svg>";
   const div = document.createElement("div");
   div.innerHTML = s;
   const texts = div.querySelectorAll("text");
   const gib = (b) => fmt(b / 2 ** 30, 1) + " GiB";
-  texts[0].textContent = t("memchart") + " " + offer + ": " + gib(memory.total_bytes);
+  texts[0].textContent = t("memchart") + " " + offer + ", " + t("smallest") + " (" + gpus +
+      " GPUs): " + gib(memory.total_bytes);
   texts[1].textContent = t("usable") + " " + gib(usable);
   legend.forEach(([k, , b], i) => {
     texts[2 + i].textContent = t(k === "kv_cache" ? "kv" : k) + " " + gib(b);
@@ -256,8 +259,9 @@ function show(plan, fit, job) {
   $("chart-memory").replaceChildren();
   if (fit && fit.offer && fit.offer.fits) {
     const usable = gpuUsable[offerGpu[fit.offer.id]] || 0;
-    $("chart-memory").appendChild(svgMemory(fit.offer.id, fit.offer.memory, usable));
+    $("chart-memory").appendChild(svgMemory(fit.offer.id, fit.offer.gpus_needed, fit.offer.memory, usable));
   }
+  $("whynot").classList.toggle("hidden", plan.rejected.length === 0);
   $("rejected").replaceChildren();
   for (const r of plan.rejected) {
     const li = document.createElement("li");
