@@ -324,16 +324,14 @@ Result<JobKind> parse_job_kind(std::string_view name) {
 
 namespace {
 
-// Every price the plan will compare can be brought into the plan's currency (the requested
-// one, else the budget's): through USD with usd_rate, or already in it. Otherwise the costs
-// would silently turn into "price not public".
-Result<bool> check_currencies(const PlanJob& job, const Catalog& catalog) {
-  const std::string target = !job.currency.empty() ? job.currency
-                             : job.budget          ? job.budget->currency
-                                                   : std::string();
-  if (target.empty()) {
-    return true;
-  }
+// The plan's currency: the requested one, else the budget's; empty: each offer's own.
+std::string plan_currency(const PlanJob& job) {
+  return !job.currency.empty() ? job.currency : job.budget ? job.budget->currency : std::string();
+}
+
+// The currencies, other than `target`, of the prices the plan will compare.
+std::set<std::string> foreign_currencies(const PlanJob& job, const Catalog& catalog,
+                                         const std::string& target) {
   std::set<std::string> others;
   auto note = [&](const Money& m) {
     if (m.currency != target) {
@@ -352,6 +350,54 @@ Result<bool> check_currencies(const PlanJob& job, const Catalog& catalog) {
       note(*o.price_per_node_hour);
     }
   }
+  return others;
+}
+
+// The rate a plan converts through USD with, and the note that says so: the job's usd_rate, else
+// the catalog's dated rate for the currency on the other side of USD. Nothing when no price
+// needs converting or no rate is known.
+struct PlanRate {
+  std::optional<double> per_usd;
+  std::string note;
+};
+
+PlanRate plan_rate(const PlanJob& job, const Catalog& catalog) {
+  PlanRate r;
+  const std::string target = plan_currency(job);
+  if (target.empty()) {
+    return r;
+  }
+  const std::set<std::string> others = foreign_currencies(job, catalog, target);
+  if (others.empty()) {
+    return r;
+  }
+  // Units of this currency per USD.
+  const std::string currency = target != "USD" ? target : *others.begin();
+  const std::string converted = target != "USD"
+                                    ? fmt::format("prices in USD are shown in {}", target)
+                                    : fmt::format("prices in {} are shown in USD", currency);
+  if (job.usd_rate) {
+    r.per_usd = job.usd_rate;
+    r.note = fmt::format("{} at {:g} {} per USD (usd_rate)", converted, *job.usd_rate, currency);
+  } else if (const ExchangeRate* x = catalog.usd_rate(currency)) {
+    r.per_usd = x->per_usd;
+    r.note = fmt::format(
+        "{} at {:g} {} per USD ({}, {}; data/params/exchange.toml); --usd-rate "
+        "gives another",
+        converted, x->per_usd, currency, x->publisher, x->date);
+  }
+  return r;
+}
+
+// Every price the plan will compare can be brought into the plan's currency: through USD with
+// the plan's rate, or already in it. Otherwise the costs would silently turn into "price not
+// public".
+Result<bool> check_currencies(const PlanJob& job, const Catalog& catalog) {
+  const std::string target = plan_currency(job);
+  if (target.empty()) {
+    return true;
+  }
+  const std::set<std::string> others = foreign_currencies(job, catalog, target);
   for (const std::string& c : others) {
     if (c != "USD" && target != "USD") {
       return fail(
@@ -361,11 +407,18 @@ Result<bool> check_currencies(const PlanJob& job, const Catalog& catalog) {
           fmt::format("give the offers' prices in {} or USD, or leave out those offers", target));
     }
   }
-  if (!others.empty() && !job.usd_rate) {
+  if (others.size() > 1 && target == "USD") {
+    return fail(
+        "currency",
+        fmt::format("costs in USD from prices in {} need one rate each", fmt::join(others, ", ")),
+        "give the offers' prices in USD, or leave out those offers");
+  }
+  if (!others.empty() && !plan_rate(job, catalog).per_usd) {
     return fail("currency",
                 fmt::format("costs in {} need an exchange rate: offers are priced in {}", target,
                             fmt::join(others, ", ")),
-                fmt::format("give usd_rate (--usd-rate), the {} per USD",
+                fmt::format("give usd_rate (--usd-rate), the {} per USD, or add one to "
+                            "data/params/exchange.toml",
                             target == "USD" ? fmt::format("{}", fmt::join(others, ", ")) : target));
   }
   return true;
@@ -439,6 +492,8 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
 
 Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog, int threads) {
   PlanJob job = job_in;
+  const PlanRate rate = plan_rate(job, catalog);
+  job.usd_rate = rate.per_usd;
   if (job.global_batch == 0) {
     job.global_batch = job.kind == JobKind::kPretrain ? 1024 : 128;
   }
@@ -515,6 +570,9 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   for (const PlanCandidate& p : plan.ranked) {
     if (!p.price_note.empty())
       plan.notes.push_back(p.price_note);
+  }
+  if (!rate.note.empty() && !plan.ranked.empty()) {
+    plan.notes.push_back(rate.note);
   }
   // Believability: a predicted MFU above every published run on that GPU and precision.
   for (const PlanCandidate& p : plan.ranked) {

@@ -156,6 +156,8 @@ Result<Catalog> Catalog::load(const std::string& data_dir) {
                                                  (root / "params" / "training-fit.toml").string()));
   GPUPLAN_ASSIGN_OR_RETURN(c.inference_params_, detail::load_inference_params(
                                                     (root / "params" / "inference.toml").string()));
+  GPUPLAN_ASSIGN_OR_RETURN(
+      c.usd_rates_, detail::load_exchange_rates((root / "params" / "exchange.toml").string()));
   GPUPLAN_RETURN_IF_ERROR(check_references(c));
   return c;
 }
@@ -278,6 +280,15 @@ Result<std::vector<std::string>> Catalog::apply_profile(const std::string& path)
   }
   GPUPLAN_RETURN_IF_ERROR(r.finish());
   return changed;
+}
+
+const ExchangeRate* Catalog::usd_rate(std::string_view currency) const {
+  for (const ExchangeRate& r : usd_rates_) {
+    if (r.currency == currency) {
+      return &r;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace gpuplan

@@ -28,6 +28,7 @@ Result<TrainParams> load_train_params(const std::string& path, const std::string
 // The fitted parameters of `path` over `base`.
 Result<TrainParams> load_train_fit(const std::string& path, TrainParams base);
 Result<InferenceParams> load_inference_params(const std::string& path);
+Result<std::vector<ExchangeRate>> load_exchange_rates(const std::string& path);
 
 // Opens a catalog TOML file and checks its `schema = 1` line; `reader` reads the rest.
 Result<toml::table> open_catalog_file(const std::string& path);

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "gpuplan/fields.h"
 #include "loaders.h"
 
 namespace gpuplan {
@@ -127,6 +128,48 @@ Result<Offer> load_offer(const std::string& path) {
   o.notes = notes.value_or("");
   GPUPLAN_RETURN_IF_ERROR(r.finish());
   return o;
+}
+
+Result<std::vector<ExchangeRate>> load_exchange_rates(const std::string& path) {
+  toml::table table;
+  GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
+  TomlReader r(table, path);
+  r.accept("schema");  // checked by open_catalog_file
+  std::vector<TomlReader> rates;
+  GPUPLAN_ASSIGN_OR_RETURN(rates, r.table_list("rate"));
+  std::vector<ExchangeRate> out;
+  for (TomlReader& t : rates) {
+    ExchangeRate x;
+    GPUPLAN_ASSIGN_OR_RETURN(x.currency, t.text("currency"));
+    if (Result<std::string> c = parse_currency(x.currency); !c) {
+      return fail(t.where("currency"), c.error().what, c.error().hint);
+    }
+    if (x.currency == "USD") {
+      return fail(t.where("currency"), "USD is what the rates are per", "name another currency");
+    }
+    for (const ExchangeRate& seen : out) {
+      if (seen.currency == x.currency) {
+        return fail(t.where("currency"), fmt::format("a second rate for {}", x.currency),
+                    "keep one rate per currency");
+      }
+    }
+    std::optional<double> per_usd;
+    GPUPLAN_ASSIGN_OR_RETURN(per_usd, t.optional_field("per_usd", fields::kUsdRate));
+    if (!per_usd) {
+      return fail(t.where("per_usd"), "a rate needs 'per_usd'",
+                  "units of the currency per US dollar, e.g. per_usd = 5.2359");
+    }
+    x.per_usd = *per_usd;
+    GPUPLAN_ASSIGN_OR_RETURN(x.date, t.text("date"));
+    GPUPLAN_ASSIGN_OR_RETURN(x.publisher, t.text("publisher"));
+    GPUPLAN_ASSIGN_OR_RETURN(x.source, t.text("source"));
+    GPUPLAN_RETURN_IF_ERROR(t.finish());
+    out.push_back(std::move(x));
+  }
+  GPUPLAN_RETURN_IF_ERROR(r.finish());
+  std::sort(out.begin(), out.end(),
+            [](const ExchangeRate& a, const ExchangeRate& b) { return a.currency < b.currency; });
+  return out;
 }
 
 }  // namespace detail

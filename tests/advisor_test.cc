@@ -113,6 +113,31 @@ TEST_F(AdvisorTest, ConvertsPricesWithTheExchangeRate) {
   EXPECT_NEAR(brl.ranked[0].cost->amount, 5.0 * usd.ranked[0].cost->amount, 1e-6);
 }
 
+TEST_F(AdvisorTest, CostsInReaisUseTheCatalogsDatedRateAndSaySo) {
+  // data/params/exchange.toml: 5.2359 BRL per USD, Banco Central do Brasil PTAX of 2026-02-04.
+  PlanJob j = lora_70b();
+  j.offers = {"aws-p5en.48xlarge"};
+  const Plan usd = plan(j);
+  j.currency = "BRL";
+  ASSERT_TRUE(check_plan_job(j, *catalog_).has_value());
+  const Plan brl = plan(j);
+  ASSERT_EQ(brl.ranked.size(), 1U);
+  ASSERT_TRUE(usd.ranked[0].cost && brl.ranked[0].cost);
+  EXPECT_EQ(brl.ranked[0].cost->currency, "BRL");
+  EXPECT_NEAR(brl.ranked[0].cost->amount, 5.2359 * usd.ranked[0].cost->amount, 1e-6);
+  bool said = false;
+  for (const std::string& n : brl.notes) {
+    said = said || n.starts_with(
+                       "prices in USD are shown in BRL at 5.2359 BRL per USD (Banco "
+                       "Central do Brasil, PTAX, 2026-02-04");
+  }
+  EXPECT_TRUE(said);
+  // A currency the catalog has no rate for still needs one.
+  j.currency = "EUR";
+  ASSERT_FALSE(check_plan_job(j, *catalog_).has_value());
+  EXPECT_NE(check_plan_job(j, *catalog_).error().hint.find("--usd-rate"), std::string::npos);
+}
+
 TEST_F(AdvisorTest, AMissingPriceIsNamedWithTheFlagToGiveIt) {
   PlanJob j = lora_70b();
   j.offers = {"eveo-hgx-8xh200"};

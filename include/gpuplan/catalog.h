@@ -3,12 +3,12 @@
 //
 // Layout of the directory: gpus/*.toml, gemm/*.toml (fitted GEMM tile models), fabrics/*.toml,
 // frameworks/*.toml, offers/*.toml, models/*.json (Hugging Face config.json files),
-// params/memory.toml, params/training.toml and params/inference.toml. Each TOML file starts with
-// `schema = 1`, gives every value with its unit ("141 GB", "4.8 TB/s") and names its `source`.
-// Loading stops at the first problem with an Error naming file:line:column and the key, with a "did
-// you mean" hint for misspelt keys; an unknown key, a bare number where a unit is due, a negative
-// size, a missing field or a reference to an id that does not exist are all errors. After loading,
-// the Catalog is immutable; lookups by id suggest the closest id on a miss.
+// params/memory.toml, params/training.toml, params/inference.toml and params/exchange.toml. Each
+// TOML file starts with `schema = 1`, gives every value with its unit ("141 GB", "4.8 TB/s") and
+// names its `source`. Loading stops at the first problem with an Error naming file:line:column and
+// the key, with a "did you mean" hint for misspelt keys; an unknown key, a bare number where a unit
+// is due, a negative size, a missing field or a reference to an id that does not exist are all
+// errors. After loading, the Catalog is immutable; lookups by id suggest the closest id on a miss.
 #ifndef GPUPLAN_CATALOG_H_
 #define GPUPLAN_CATALOG_H_
 
@@ -37,6 +37,8 @@ class Catalog {
   const MemoryParams& memory_params() const { return memory_params_; }
   const TrainParams& train_params() const { return train_params_; }
   const InferenceParams& inference_params() const { return inference_params_; }
+  // Units of `currency` per US dollar from params/exchange.toml; null when the catalog has none.
+  const ExchangeRate* usd_rate(std::string_view currency) const;
   const std::string& data_dir() const { return data_dir_; }
 
   // Lookups by exact id; on a miss the error suggests the closest id.
@@ -65,6 +67,7 @@ class Catalog {
   MemoryParams memory_params_;
   TrainParams train_params_;
   InferenceParams inference_params_;
+  std::vector<ExchangeRate> usd_rates_;
 };
 
 }  // namespace gpuplan

@@ -126,6 +126,15 @@ Result<std::string> parse_currency(std::string_view text);
 // Hours in an average month (365 x 24 / 12), for monthly costs of hourly prices.
 inline constexpr double kHoursPerMonth = 730.0;
 
+// Units of a currency per US dollar on a date (data/params/exchange.toml).
+struct ExchangeRate {
+  std::string currency;  // ISO 4217 code
+  double per_usd = 0;
+  std::string date;       // when the rate was published
+  std::string publisher;  // who published it, in a few words
+  std::string source;
+};
+
 struct Offer {
   std::string id;  // "aws-p5.48xlarge"
   std::string name;
