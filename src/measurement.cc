@@ -208,4 +208,41 @@ Result<std::vector<GemmSample>> read_gemm_sweep(const std::string& path) {
   return out;
 }
 
+MeasureReport measure_report(std::vector<TrainRun> runs, const Fabric* fabric,
+                             const TrainParams& params) {
+  GPUPLAN_CHECK(!runs.empty(), "a report of no runs");
+  std::sort(runs.begin(), runs.end(),
+            [](const TrainRun& a, const TrainRun& b) { return a.ranks < b.ranks; });
+  std::optional<Network> net;
+  if (fabric != nullptr) {
+    // One node: every rank on the same fabric.
+    Cluster c;
+    c.gpus = runs.back().ranks;
+    c.gpus_per_node = runs.back().ranks;
+    c.scale_up = fabric;
+    net = cluster_network(c, params);
+  }
+  MeasureReport report;
+  const TrainRun& base = runs.front();
+  report.base_ranks = base.ranks;
+  // The same dataset: time = dataset / (tokens per step) x step. With equal per-worker batches,
+  // efficiency = T_base x N_base / (T_N x N).
+  const double base_per_token = base.step_median_s / base.tokens_per_step;
+  for (const TrainRun& r : runs) {
+    ReportRow row;
+    row.run = r;
+    row.tokens_per_s = r.tokens_per_step / r.step_median_s;
+    const double per_token = r.step_median_s / r.tokens_per_step;
+    row.efficiency_pct = 100.0 * base_per_token * base.ranks / (per_token * r.ranks);
+    if (net) {
+      const Seconds sync = all_reduce_time(Bytes(r.gradient_bytes), Group{r.ranks, r.ranks}, *net);
+      const double step = base.compute_median_s + base.update_median_s + sync.si();
+      row.predicted_pct =
+          100.0 * base_per_token * base.ranks / (step / r.tokens_per_step * r.ranks);
+    }
+    report.rows.push_back(std::move(row));
+  }
+  return report;
+}
+
 }  // namespace gpuplan

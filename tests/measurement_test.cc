@@ -76,5 +76,44 @@ TEST(ReadMeasurement, RejectsOtherFiles) {
   EXPECT_EQ(m.error().what, "not valid JSON");
 }
 
+TEST(MeasureReport, EfficiencyIsTheSourceDocumentsFormulaAndThePredictionOnlyWithAFabric) {
+  // 1 rank: 1,000 tokens in 1.0 s; 2 ranks: 2,000 tokens in 1.25 s (given out of order).
+  // efficiency = T1 x 1 / (T2 x 2) on the time per token: (1.0 / 1000) / (1.25 / 2000 x 2) = 80 %.
+  TrainRun one;
+  one.ranks = 1;
+  one.tokens_per_step = 1000;
+  one.step_median_s = 1.0;
+  one.compute_median_s = 0.9;
+  one.update_median_s = 0.1;
+  one.gradient_bytes = 4e8;
+  TrainRun two = one;
+  two.ranks = 2;
+  two.tokens_per_step = 2000;
+  two.step_median_s = 1.25;
+  const MeasureReport plain = measure_report({two, one}, nullptr, TrainParams{});
+  ASSERT_EQ(plain.rows.size(), 2U);
+  EXPECT_EQ(plain.base_ranks, 1);
+  EXPECT_EQ(plain.rows[0].run.ranks, 1);
+  EXPECT_DOUBLE_EQ(plain.rows[0].efficiency_pct, 100.0);
+  EXPECT_DOUBLE_EQ(plain.rows[1].efficiency_pct, 80.0);
+  EXPECT_DOUBLE_EQ(plain.rows[1].tokens_per_s, 1600.0);
+  EXPECT_FALSE(plain.rows[1].predicted_pct.has_value());
+
+  // Over a 10 GB/s link, 2 ranks all-reduce 400 MB: 2 (n-1)/n x 400 MB / busbw = 40 ms at least
+  // (busbw = 10 GB/s x nccl_efficiency 1 here), so the predicted step is over 1.04 s and the
+  // efficiency below 1.0 / 1.04 = 96.2 %; one rank needs no all-reduce: 100 %.
+  Fabric link;
+  link.id = "test-link";
+  link.bandwidth = BytesPerSecond(10e9);
+  link.latency = Seconds(5e-6);
+  TrainParams p;
+  p.nccl_efficiency = 1.0;
+  const MeasureReport predicted = measure_report({one, two}, &link, p);
+  ASSERT_TRUE(predicted.rows[0].predicted_pct && predicted.rows[1].predicted_pct);
+  EXPECT_NEAR(*predicted.rows[0].predicted_pct, 100.0, 1e-9);
+  EXPECT_LT(*predicted.rows[1].predicted_pct, 96.2);
+  EXPECT_GT(*predicted.rows[1].predicted_pct, 90.0);  // and not far below: the link is 10 GB/s
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuplan/collective.h"
 #include "gpuplan/gemm.h"
 #include "gpuplan/result.h"
 
@@ -97,6 +98,27 @@ struct AlphaBeta {
   double busbw = 0;  // bytes/s
 };
 AlphaBeta fit_alpha_beta(const CollectiveRun& run);
+
+// The measure report (`gpuplan measure report`): training runs at several rank counts, their
+// scaling efficiency by the source document's formula against the smallest, and — given the
+// fabric the ranks talk over — gpuplan's prediction: the smallest run's compute and update plus
+// the gradient all-reduce of the fabric's alpha-beta model (collective.h), left exposed (the
+// prediction for --no-overlap, an upper bound on its cost).
+struct ReportRow {
+  TrainRun run;
+  double tokens_per_s = 0;
+  double efficiency_pct = 0;
+  std::optional<double> predicted_pct;
+};
+
+struct MeasureReport {
+  int base_ranks = 0;
+  std::vector<ReportRow> rows;  // by rank count
+};
+
+// REQUIRES: runs not empty. `fabric` may be null (no prediction).
+MeasureReport measure_report(std::vector<TrainRun> runs, const Fabric* fabric,
+                             const TrainParams& params);
 
 }  // namespace gpuplan
 

@@ -388,54 +388,36 @@ int report(const std::vector<std::string>& args) {
     }
     runs.push_back(m->train);
   }
-  std::sort(runs.begin(), runs.end(),
-            [](const auto& a, const auto& b) { return a.ranks < b.ranks; });
-  std::optional<Network> net;
+  // The prediction needs the fabric, and the catalog it comes from.
+  std::optional<Catalog> catalog;
+  const Fabric* on = nullptr;
   if (!fabric.empty()) {
     Result<Catalog> c = load_catalog(data);
     if (!c)
       return report_error(kName, c.error());
-    Result<const Fabric*> f = c->fabric(fabric);
+    catalog = std::move(*c);
+    Result<const Fabric*> f = catalog->fabric(fabric);
     if (!f)
       return report_error(kName, Error{"--fabric", f.error().what, f.error().hint});
-    Network n;
-    n.gpus_per_node = 1 << 20;  // one node: every rank on the same fabric
-    n.intra_busbw =
-        (*f)->measured_busbw.value_or((*f)->bandwidth * c->train_params().nccl_efficiency);
-    n.base_latency = c->train_params().collective_latency;
-    n.intra_latency = (*f)->latency;
-    net = n;
+    on = *f;
   }
-  const TrainRun& base = runs.front();
+  const MeasureReport rep =
+      measure_report(std::move(runs), on, catalog ? catalog->train_params() : TrainParams{});
   Table t({"ranks", "step (ms)", "p90 (ms)", "exposed comm (ms)", "tokens/s", "efficiency (%)",
            "predicted (%)"},
           {true, true, true, true, true, true, true});
-  for (const TrainRun& r : runs) {
-    // The same dataset: time = dataset / (tokens per step) x step. With equal per-worker
-    // batches, efficiency = T_base x N_base / (T_N x N).
-    const double per_token = r.step_median_s / r.tokens_per_step;
-    const double base_per_token = base.step_median_s / base.tokens_per_step;
-    const double eff = 100.0 * base_per_token * base.ranks / (per_token * r.ranks);
-    std::string predicted = "-";
-    if (net) {
-      // Compute as measured on the smallest run; the all-reduce from the fabric's alpha-beta
-      // model, left exposed (the prediction of --no-overlap, an upper bound on its cost).
-      const Seconds sync = all_reduce_time(Bytes(r.gradient_bytes), Group{r.ranks, r.ranks}, *net);
-      const double step = base.compute_median_s + base.update_median_s + sync.si();
-      const double p_per_token = step / r.tokens_per_step;
-      predicted =
-          fmt::format("{:.1f}", 100.0 * base_per_token * base.ranks / (p_per_token * r.ranks));
-    }
+  for (const ReportRow& row : rep.rows) {
+    const TrainRun& r = row.run;
     t.add({fmt::format("{}", r.ranks), fmt::format("{:.2f}", r.step_median_s * 1e3),
            fmt::format("{:.2f}", r.step_p90_s * 1e3),
-           fmt::format("{:.2f}", r.exposed_median_s * 1e3),
-           grouped(std::llround(r.tokens_per_step / r.step_median_s)), fmt::format("{:.1f}", eff),
-           predicted});
+           fmt::format("{:.2f}", r.exposed_median_s * 1e3), grouped(std::llround(row.tokens_per_s)),
+           fmt::format("{:.1f}", row.efficiency_pct),
+           row.predicted_pct ? fmt::format("{:.1f}", *row.predicted_pct) : std::string("-")});
   }
   emit(
       "efficiency = T1 / (TN x N) x 100 on the time to process the same tokens, against {} "
       "rank(s)\n{}",
-      base.ranks, t.str());
+      rep.base_ranks, t.str());
   return kExitOk;
 }
 
