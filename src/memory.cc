@@ -323,6 +323,14 @@ double kv_bytes_per_token_per_gpu(const Model& m, const MemoryJob& job, int64_t 
   return 2.0 * layers * heads * static_cast<double>(m.head_dim) * bytes;
 }
 
+std::optional<std::string> gpus_problem(const Parallelism& l, int64_t gpus) {
+  if (l.tp * l.pp * l.dp * l.cp == gpus) {
+    return std::nullopt;
+  }
+  return fmt::format("tp {} x pp {} x dp {} x cp {} = {} GPUs, not the {} given", l.tp, l.pp, l.dp,
+                     l.cp, l.tp * l.pp * l.dp * l.cp, gpus);
+}
+
 std::optional<std::string> layout_problem(const Model& m, const MemoryJob& job) {
   const Parallelism& l = job.layout;
   if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.virtual_stages < 1) {

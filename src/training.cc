@@ -104,9 +104,8 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
     return est;
   };
   const int64_t cp = l.cp;
-  if (l.tp * l.pp * l.dp * cp != c.gpus) {
-    return infeasible(fmt::format("tp {} x pp {} x dp {} x cp {} = {} GPUs, not the {} given", l.tp,
-                                  l.pp, l.dp, cp, l.tp * l.pp * l.dp * cp, c.gpus));
+  if (auto problem = gpus_problem(l, c.gpus)) {
+    return infeasible(*problem);
   }
   if (auto problem = layout_problem(m, mj)) {
     return infeasible(*problem);
@@ -451,6 +450,28 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
     }
   }
   return best;
+}
+
+Result<TrainEstimate> train_layout(const Model& m, const Cluster& c, TrainJob job,
+                                   const MemoryParams& mp, const TrainParams& p) {
+  Parallelism& l = job.memory.layout;
+  if (l.dp == 0) {
+    const int64_t others = l.tp * l.pp * l.cp;
+    if (c.gpus % others != 0) {
+      return fail(
+          "layout",
+          fmt::format("tp {} x pp {} x cp {} does not divide {} GPUs", l.tp, l.pp, l.cp, c.gpus),
+          "choose sizes whose product divides --gpus");
+    }
+    l.dp = c.gpus / others;
+  }
+  if (auto problem = gpus_problem(l, c.gpus)) {
+    return fail("layout", *problem, "the layout must use every GPU");
+  }
+  if (auto problem = layout_problem(m, job.memory)) {
+    return fail("layout", *problem, "choose sizes that suit the model");
+  }
+  return best_training(m, c, job, mp, p);
 }
 
 }  // namespace gpuplan

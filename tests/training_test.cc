@@ -156,6 +156,29 @@ TEST_F(TrainingTest, ImpossibleLayoutsAreInfeasibleWithAReason) {
   EXPECT_EQ(run(m, forty, stages).reason, "40 pipeline stages exceed the 32 layers of llama-2-7b");
 }
 
+TEST_F(TrainingTest, TheTrainAnswerFillsDpAndRefusesALayoutTheUserGotWrong) {
+  const Model m = model("llama-2-7b");
+  const MemoryParams& mp = catalog_->memory_params();
+  const TrainParams& tp = catalog_->train_params();
+  // dp 0: 16 GPUs / (tp 2 x pp 2 x cp 1) = 4 replicas.
+  const Result<TrainEstimate> filled = train_layout(m, a100(16), job(2, 2, 0, 1, 64), mp, tp);
+  ASSERT_TRUE(filled.has_value()) << filled.error().message();
+  EXPECT_EQ(filled->job.memory.layout.dp, 4);
+  // tp 3 x pp 1 does not divide 16; tp 8 x dp 1 uses 8 of 16; tp 3 does not divide 32 heads.
+  for (const auto& [j, says] : {std::pair{job(3, 1, 0, 1, 64), "does not divide 16 GPUs"},
+                                std::pair{job(8, 1, 1, 1, 64), "= 8 GPUs, not the 16 given"},
+                                std::pair{job(3, 1, 5, 1, 64), "tp 3 x pp 1 x dp 5"}}) {
+    const Result<TrainEstimate> e = train_layout(m, a100(16), j, mp, tp);
+    ASSERT_FALSE(e.has_value()) << says;
+    EXPECT_EQ(e.error().where, "layout");
+    EXPECT_NE(e.error().what.find(says), std::string::npos) << e.error().what;
+  }
+  const Result<TrainEstimate> heads = train_layout(m, a100(15), job(3, 1, 5, 1, 60), mp, tp);
+  ASSERT_FALSE(heads.has_value());
+  EXPECT_NE(heads.error().what.find("does not divide the 32 attention heads"), std::string::npos)
+      << heads.error().what;
+}
+
 TEST_F(TrainingTest, UnevenStagesAreAcceptedAndTheFullestSetsThePace) {
   // Layers need not divide into stages (Llama 3 405B: 126 on 16). 31 layers on 4 stages run
   // 7/8/8/8: the last stage holds 8 layers and the head, as with 32 layers, so the pace is the

@@ -131,6 +131,9 @@ void apply_software(MemoryJob& job, const Software& software);
 // layers, ...), or nullopt when it can. Infeasible is an answer, not an error.
 std::optional<std::string> layout_problem(const Model& model, const MemoryJob& job);
 
+// Why a training layout does not use exactly `gpus` GPUs (tp x pp x dp x cp), or nullopt.
+std::optional<std::string> gpus_problem(const Parallelism& layout, int64_t gpus);
+
 // Transformer layers on each of `pp` pipeline stages. When they do not divide evenly, the
 // first and last stages give up layers first (they also hold the embedding and the output
 // head), as Llama 3 405B's 126 layers on 16 stages do (Dubey et al. 2024, sec. 3.3.2).

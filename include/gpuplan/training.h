@@ -113,6 +113,12 @@ TrainEstimate best_training(const Model& model, const Cluster& c, const TrainJob
                             const MemoryParams& mp, const TrainParams& tp,
                             MemoryPolicy policy = MemoryPolicy::kRequire);
 
+// The train answer (`gpuplan train` on a layout the user chose): dp 0 takes the GPUs that tp x pp
+// x cp leave; a layout that does not use every GPU or does not suit the model is an Error at
+// "layout"; then best_training, which picks micro-batch and interleaving where they are 0.
+Result<TrainEstimate> train_layout(const Model& model, const Cluster& c, TrainJob job,
+                                   const MemoryParams& mp, const TrainParams& tp);
+
 // Model FLOPs per token of training (forward + backward, no recompute): 6 x matmul parameters
 // a token uses + 6 x layers x seq x attention width (causal: half of the 12 l s a d of full
 // attention). docs/FORMULAS.md#flops

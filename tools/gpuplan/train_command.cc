@@ -267,30 +267,16 @@ int run_train(const std::vector<std::string>& args) {
                       SearchSettings{tp, pp, dp, cp, ep, etp, micro_batch, virtual_stages, zero, sp,
                                      top, threads, tp_across_nodes, json});
   }
-  if (dp == 0) {
-    if (cf.gpus % (tp * pp * cp) != 0) {
-      return report_error(kName, Error{"layout",
-                                       fmt::format("tp {} x pp {} x cp {} does not divide {} GPUs",
-                                                   tp, pp, cp, cf.gpus),
-                                       "choose sizes whose product divides --gpus"});
-    }
-    dp = cf.gpus / (tp * pp * cp);
-  }
   TrainJob job = base;
   job.memory.recompute = *rc;
   job.memory.micro_batch = micro_batch;
   job.memory.layout = Parallelism{tp, pp, dp, virtual_stages, sp, zero, ep, cp, etp};
-  if (tp * pp * dp * cp != cf.gpus) {
-    return report_error(kName, Error{"layout",
-                                     fmt::format("tp {} x pp {} x dp {} x cp {} = {} GPUs, not {}",
-                                                 tp, pp, dp, cp, tp * pp * dp * cp, cf.gpus),
-                                     "the layout must use every GPU"});
+  Result<TrainEstimate> answer =
+      train_layout(*model, *cluster, job, catalog->memory_params(), catalog->train_params());
+  if (!answer) {
+    return report_error(kName, answer.error());
   }
-  if (auto problem = layout_problem(*model, job.memory)) {
-    return report_error(kName, Error{"layout", *problem, "choose sizes that suit the model"});
-  }
-  const TrainEstimate e =
-      best_training(*model, *cluster, job, catalog->memory_params(), catalog->train_params());
+  const TrainEstimate& e = *answer;
   if (json) {
     JsonWriter w;
     w.begin_object()
