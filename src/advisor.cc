@@ -10,6 +10,7 @@
 #include "gpuplan/fit.h"
 #include "gpuplan/format.h"
 #include "gpuplan/inference.h"
+#include "gpuplan/machines.h"
 #include "gpuplan/search.h"
 #include "gpuplan/serve.h"
 #include "gpuplan/suggest.h"
@@ -46,17 +47,6 @@ bool site_allowed(const Offer& o, const std::vector<std::string>& residency) {
     }
   }
   return false;
-}
-
-Cluster offer_cluster(const Catalog& c, const Offer& o, int64_t nodes) {
-  Cluster cl;
-  cl.gpu = *c.gpu(o.gpu);
-  cl.gpus = nodes * o.gpus_per_node;
-  cl.gpus_per_node = o.gpus_per_node;
-  cl.scale_up = *c.fabric(o.scale_up);
-  cl.scale_out = o.scale_out.empty() ? nullptr : *c.fabric(o.scale_out);
-  cl.nics_per_node = o.nics_per_node;
-  return cl;
 }
 
 Task task_of(JobKind k) {
@@ -226,11 +216,7 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   const Gpu& gpu = **c.gpu(o.gpu);
   const int64_t node_limit = std::min(o.max_nodes, job.max_nodes);
   ServeJob sj;
-  sj.base.gpu = &gpu;
-  sj.base.scale_up = *c.fabric(o.scale_up);
-  sj.base.gpus_per_node = o.gpus_per_node;
-  sj.base.scale_out = o.scale_out.empty() ? nullptr : *c.fabric(o.scale_out);
-  sj.base.nics_per_node = o.nics_per_node;
+  sj.base = offer_instance(c, o);
   sj.base.precision = job.precision;
   sj.base.kv_precision = default_kv_precision(job.precision);
   sj.max_pp = node_limit;

@@ -126,12 +126,17 @@ int run_scale(const std::vector<std::string>& args) {
   std::string text;
   for (const std::string& fabric : fabrics) {
     // The node the curve grows: the largest count's nodes, each of up to --gpus-per-node GPUs.
-    ClusterFlags cf{
-        gpu,          "", fabric, scale_out, counts.back(), std::min(gpus_per_node, counts.back()),
-        nics_per_node};
-    Result<Cluster> node = make_cluster(*catalog, cf, nullptr);
-    if (!node)
-      return report_error(kName, node.error());
+    MachineSpec spec;
+    spec.gpu = gpu;
+    spec.scale_up = fabric;
+    spec.scale_out = scale_out;
+    spec.gpus = counts.back();
+    spec.gpus_per_node = std::min(gpus_per_node, counts.back());
+    spec.nics_per_node = nics_per_node;
+    Result<Machines> machines = resolve_machines(*catalog, spec);
+    if (!machines)
+      return report_error(kName, machines.error());
+    Cluster* node = &machines->cluster;
     node->gpus_per_node = gpus_per_node;
     const ScaleCurve curve =
         scale_training(*model, *node, sj, catalog->memory_params(), catalog->train_params());

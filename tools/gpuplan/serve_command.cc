@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "flags.h"
+#include "gpuplan/machines.h"
 #include "report.h"
 #include "serve_report.h"
 
@@ -248,49 +249,48 @@ Result<bool> read_lengths(const ServeFlags& f, ServeReport& a) {
   return true;
 }
 
-// The hardware: a GPU with its usual node, or an offer's GPU, node, network and price.
+// The hardware: a GPU with its usual node, or an offer's GPU, node, network and price
+// (machines.h); the flags override either.
 Result<bool> read_hardware(const ServeFlags& f, const Catalog& c, ServeReport& a) {
-  std::string gpu_id = f.gpu, scale_out = f.scale_out;
-  int64_t gpus_per_node = f.gpus_per_node, nics_per_node = f.nics_per_node;
+  Instance& in = a.job.base;
   if (!f.offer.empty()) {
     Result<const Offer*> o = c.offer(f.offer);
     if (!o) {
       return fail("--offer", o.error().what, o.error().hint);
     }
     a.offer = *o;
-    gpu_id = a.offer->gpu;
-    gpus_per_node = gpus_per_node > 0 ? gpus_per_node : a.offer->gpus_per_node;
-    scale_out = scale_out.empty() ? a.offer->scale_out : scale_out;
-    nics_per_node = nics_per_node > 0 ? nics_per_node : a.offer->nics_per_node;
-    if (const std::optional<Money>& node = a.offer->price_per_node_hour) {
-      a.price = Money{node->amount / static_cast<double>(a.offer->gpus_per_node), node->currency};
+    const Precision weights = in.precision, kv = in.kv_precision;
+    in = offer_instance(c, *a.offer);
+    in.precision = weights;
+    in.kv_precision = kv;
+    a.price = offer_gpu_price(*a.offer);
+  } else {
+    Result<const Gpu*> gpu = c.gpu(f.gpu);
+    if (!gpu) {
+      return fail("--gpu", gpu.error().what, gpu.error().hint);
     }
+    in.gpu = *gpu;
+    GPUPLAN_ASSIGN_OR_RETURN(in.scale_up, c.fabric(in.gpu->scale_up));
   }
+  a.gpu = in.gpu;
   if (!f.price.empty()) {
     GPUPLAN_ASSIGN_OR_RETURN(a.price, parse_price(f.price));
   }
-  Result<const Gpu*> gpu = c.gpu(gpu_id);
-  if (!gpu) {
-    return fail("--gpu", gpu.error().what, gpu.error().hint);
-  }
-  a.gpu = *gpu;
-  GPUPLAN_ASSIGN_OR_RETURN(a.job.base.scale_up,
-                           c.fabric(a.offer != nullptr ? a.offer->scale_up : a.gpu->scale_up));
-  if (!scale_out.empty()) {
-    Result<const Fabric*> out = c.fabric(scale_out);
+  if (!f.scale_out.empty()) {
+    Result<const Fabric*> out = c.fabric(f.scale_out);
     if (!out) {
       return fail("--scale-out", out.error().what, out.error().hint);
     }
-    a.job.base.scale_out = *out;
+    in.scale_out = *out;
   }
-  a.job.base.gpu = a.gpu;
+  in.gpus_per_node = f.gpus_per_node > 0 ? f.gpus_per_node
+                     : in.gpus_per_node > 0
+                         ? in.gpus_per_node
+                         : (a.gpu->scale_up_domain > 1 ? a.gpu->scale_up_domain : f.max_tp);
+  in.nics_per_node = f.nics_per_node > 0 ? f.nics_per_node : in.nics_per_node;
   a.job.pp = f.pp;
   a.job.tp = f.tp;
   a.job.max_tp = f.max_tp;
-  a.job.base.gpus_per_node = gpus_per_node > 0
-                                 ? gpus_per_node
-                                 : (a.gpu->scale_up_domain > 1 ? a.gpu->scale_up_domain : f.max_tp);
-  a.job.base.nics_per_node = nics_per_node;
   return true;
 }
 

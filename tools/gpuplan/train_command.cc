@@ -138,7 +138,7 @@ int run_train(const std::vector<std::string>& args) {
   CLI::App app("Step time, throughput, MFU and where the time goes for one training layout.",
                args.front());
   std::string model_id;
-  ClusterFlags cf;
+  MachineSpec cf;
   int64_t tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, etp = 0, micro_batch = 0, virtual_stages = 1,
           zero = 0;
   int64_t global_batch = 0, seq = 0;
@@ -235,10 +235,11 @@ int run_train(const std::vector<std::string>& args) {
     return report_error(kName, model.error());
   if (Result<int64_t> c = check_context(*model, seq, "--seq"); !c)
     return report_error(kName, c.error(), kExitUsage);
-  std::optional<Money> price;
-  Result<Cluster> cluster = make_cluster(*catalog, cf, &price);
-  if (!cluster)
-    return report_error(kName, cluster.error());
+  Result<Machines> machines = resolve_machines(*catalog, cf);
+  if (!machines)
+    return report_error(kName, machines.error());
+  const Cluster* cluster = &machines->cluster;
+  std::optional<Money> price = machines->price_per_gpu_hour;
   if (!price_text.empty()) {
     Result<Money> p = parse_price(price_text);
     if (!p)

@@ -7,24 +7,10 @@
 
 #include "gpuplan/catalog.h"
 #include "gpuplan/json_writer.h"
+#include "gpuplan/machines.h"
 #include "gpuplan/training.h"
 
 namespace gpuplan::cli {
-
-// The machine flags shared by `train` and `scale`.
-struct ClusterFlags {
-  std::string gpu;
-  std::string offer;
-  std::string scale_up;
-  std::string scale_out;
-  int64_t gpus = 0;
-  int64_t gpus_per_node = 0;  // 0: the offer's, or min(8, gpus)
-  int64_t nics_per_node = 0;  // 0: the offer's, or one per GPU
-};
-
-// Resolves the flags against the catalog; `price` receives the offer's price per GPU-hour.
-// Errors name the flag.
-Result<Cluster> make_cluster(const Catalog& c, const ClusterFlags& f, std::optional<Money>* price);
 
 // "megatron-lm as of 2024: fused attention, overlapped gradient reduction, ...".
 std::string software_text(const TrainJob& job);
