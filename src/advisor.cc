@@ -14,6 +14,7 @@
 #include "gpuplan/search.h"
 #include "gpuplan/serve.h"
 #include "gpuplan/suggest.h"
+#include "gpuplan/validation.h"
 
 namespace gpuplan {
 namespace {
@@ -560,17 +561,23 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   if (!rate.note.empty() && !plan.ranked.empty()) {
     plan.notes.push_back(rate.note);
   }
-  // Believability: a predicted MFU above every published run on that GPU and precision.
-  for (const PlanCandidate& p : plan.ranked) {
-    if (!p.training)
-      continue;
-    const auto ceiling = job.mfu_ceilings.find(p.offer->gpu);
-    if (ceiling != job.mfu_ceilings.end() && p.mfu > ceiling->second.first) {
-      plan.notes.push_back(fmt::format(
-          "{}: predicted MFU {:.1f} % is above the best published {} run in {} ({:.1f} %, {}); "
-          "its time may be optimistic",
-          p.offer->id, p.mfu * 100, p.offer->gpu, precision_name(job.precision),
-          ceiling->second.first * 100, ceiling->second.second));
+  // Believability: a predicted MFU above every published run on that GPU and precision (the
+  // catalog's validation file).
+  if (std::any_of(plan.ranked.begin(), plan.ranked.end(),
+                  [](const PlanCandidate& p) { return p.training.has_value(); })) {
+    const Result<std::vector<PublishedMfu>> published =
+        published_mfus(catalog.data_dir() + "/validation/training.json", catalog);
+    for (const PlanCandidate& p : plan.ranked) {
+      const std::optional<PublishedMfu> ceiling =
+          published && p.training ? best_published_mfu(*published, p.offer->gpu, job.precision)
+                                  : std::nullopt;
+      if (ceiling && p.mfu > ceiling->mfu) {
+        plan.notes.push_back(fmt::format(
+            "{}: predicted MFU {:.1f} % is above the best published {} run in {} ({:.1f} %, {}); "
+            "its time may be optimistic",
+            p.offer->id, p.mfu * 100, p.offer->gpu, precision_name(job.precision),
+            ceiling->mfu * 100, ceiling->id));
+      }
     }
   }
   if (plan.ranked.empty()) {
@@ -581,7 +588,6 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
     if (job.kind == JobKind::kPretrain || job.kind == JobKind::kFinetune) {
       PlanJob lora = job;
       lora.kind = JobKind::kLora;
-      lora.mfu_ceilings.clear();
       const Plan alternative = make_plan(lora, model, catalog, threads);
       for (const PlanCandidate& p : alternative.ranked) {
         plan.lora_alternative.push_back(fmt::format("{} ({} node{}, {})", p.offer->id, p.nodes,

@@ -330,4 +330,11 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
   return report;
 }
 
+std::optional<PublishedMfu> catalog_mfu_ceiling(const Catalog& catalog, const std::string& gpu,
+                                                Precision precision) {
+  Result<std::vector<PublishedMfu>> runs =
+      published_mfus(catalog.data_dir() + "/validation/training.json", catalog);
+  return runs ? best_published_mfu(*runs, gpu, precision) : std::nullopt;
+}
+
 }  // namespace gpuplan

@@ -52,9 +52,6 @@ struct PlanJob {
   Bytes egress;                         // data that leaves the provider
   std::map<std::string, Money> prices;  // per node-hour, for offers without a public price
   int64_t max_nodes = 256;              // largest node count tried per offer
-  // Best MFU published per GPU id for the job's precision, and the run that reached it
-  // (validation.h, published_mfus); a prediction above it is flagged.
-  std::map<std::string, std::pair<double, std::string>> mfu_ceilings;
 };
 
 // One offer's answer.

@@ -58,6 +58,11 @@ Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const 
 std::optional<PublishedMfu> best_published_mfu(const std::vector<PublishedMfu>& runs,
                                                const std::string& gpu, Precision precision);
 
+// The best MFU published on `gpu` in `precision`'s class, from the catalog's own validation file
+// (DATA/validation/training.json); nullopt when it has none or no such run.
+std::optional<PublishedMfu> catalog_mfu_ceiling(const Catalog& catalog, const std::string& gpu,
+                                                Precision precision);
+
 // Reads and runs a validation file against the catalog's hardware and parameters.
 Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog);
 

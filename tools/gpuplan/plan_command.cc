@@ -9,7 +9,6 @@
 #include "command.h"
 #include "flags.h"
 #include "gpuplan/advisor.h"
-#include "gpuplan/validation.h"
 #include "report.h"
 #include "train_report.h"
 
@@ -314,14 +313,6 @@ int run_plan(const std::vector<std::string>& args) {
   Result<Model> m = catalog->model(job.model);
   if (!m)
     return report_error(kName, m.error());
-  if (Result<std::vector<PublishedMfu>> mfus =
-          published_mfus(catalog->data_dir() + "/validation/training.json", *catalog)) {
-    for (const Gpu& g : catalog->gpus()) {
-      if (auto best = best_published_mfu(*mfus, g.id, job.precision)) {
-        job.mfu_ceilings[g.id] = {best->mfu, best->id};
-      }
-    }
-  }
   const Plan plan = make_plan(job, *m, *catalog, std::max(1, threads));
   if (json) {
     print_json(job, plan);

@@ -27,13 +27,6 @@ struct SearchSettings {
   bool json;
 };
 
-// The best MFU any published run reached on this GPU and precision, from the validation files.
-std::optional<PublishedMfu> mfu_ceiling(const Catalog& c, const std::string& gpu, Precision p) {
-  Result<std::vector<PublishedMfu>> rows =
-      published_mfus(c.data_dir() + "/validation/training.json", c);
-  return rows ? best_published_mfu(*rows, gpu, p) : std::nullopt;
-}
-
 int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
                const Cluster& cluster, const TrainJob& base, Recompute recompute,
                const SearchSettings& s) {
@@ -64,7 +57,8 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
   o.tp_across_nodes = s.tp_across_nodes;
   const SearchResult r =
       search_layouts(model, cluster, base, catalog.memory_params(), catalog.train_params(), o);
-  const std::optional<PublishedMfu> ceiling = mfu_ceiling(catalog, cluster.gpu->id, precision);
+  const std::optional<PublishedMfu> ceiling =
+      catalog_mfu_ceiling(catalog, cluster.gpu->id, precision);
   auto mfu_note = [&](const TrainEstimate& e) -> std::string {
     if (ceiling && e.mfu > ceiling->mfu) {
       return fmt::format("above the best published {} {} run ({:.1f} %, {}): optimistic",
