@@ -1,6 +1,6 @@
 // libFuzzer target: every TOML reader. The first byte picks the reader (a catalog GPU, fabric,
-// offer, framework, tile fit or parameter file, a plan job file, a calibration profile); the
-// rest is the file.
+// offer, framework, tile fit or parameter file, a plan job file, a calibration profile, the
+// exchange rates); the rest is the file.
 #include <cstdint>
 #include <string>
 
@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   namespace d = gpuplan::detail;
   const std::string path = gpuplan::fuzz::write_input(data + 1, size - 1, ".toml");
-  switch (data[0] % 10) {
+  switch (data[0] % 11) {
     case 0:
       gpuplan::fuzz::consume(d::load_gpu(path));
       break;
@@ -63,6 +63,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     }
+    case 10:
+      gpuplan::fuzz::consume(d::load_exchange_rates(path));
+      break;
     default: {
       gpuplan::Catalog c = shipped();
       gpuplan::fuzz::consume(c.apply_profile(path));
