@@ -131,6 +131,11 @@ TEST(WebApi, TheServerReadsNoFilesAndRunsNothingOverItsLimits) {
       {"/api/v1/fit", "not json", "not a JSON object"},
       {"/api/v1/fit", "[1, 2]", "not a JSON object"},
       {"/api/v1/fit", R"({"model": "llama-3.1-8b", "task": {"a": 1}})", "task: must be"},
+      // A value that looks like an option stays the value of its flag, and is refused as one.
+      {"/api/v1/fit", R"({"model": "llama-3.1-8b", "task": "infer", "gpu": "--data=/etc"})",
+       "unknown gpu '--data=/etc'"},
+      {"/api/v1/fit", R"({"model": "--data=etc", "task": "infer"})", "reads no files"},
+      {"/api/v1/fit", R"({"model": "llama-3.1-8b", "gpu=x": "l4"})", "is not a flag name"},
   };
   for (const Case& c : cases) {
     const WebReply r = answer_api("POST", c.path, c.body, options());

@@ -121,7 +121,8 @@ Result<std::vector<std::string>> arguments(const ApiCommand& c, const json& body
       return fail("model", "must be a catalog model id", "e.g. \"llama-3.1-70b\"");
     }
     model = body["model"].get<std::string>();
-    if (model.find('/') != std::string::npos || model.ends_with(".json")) {
+    if (model.find('/') != std::string::npos || model.ends_with(".json") ||
+        model.starts_with("-")) {
       return fail("model", "the server reads no files: give a catalog id or upload the config",
                   "send the config.json object as \"config\"");
     }
@@ -129,7 +130,7 @@ Result<std::vector<std::string>> arguments(const ApiCommand& c, const json& body
   if (c.model_positional && !model.empty()) {
     args.push_back(model);
   } else if (!model.empty()) {
-    args.insert(args.end(), {"--model", model});
+    args.push_back("--model=" + model);
   }
   bool search = false;
   for (const auto& [key, value] : body.items()) {
@@ -138,17 +139,24 @@ Result<std::vector<std::string>> arguments(const ApiCommand& c, const json& body
     }
     std::string flag = key;
     std::replace(flag.begin(), flag.end(), '_', '-');
-    if (flag.empty() || flag.front() == '-' ||
-        std::find(kRefused.begin(), kRefused.end(), flag) != kRefused.end()) {
+    const bool name_ok =
+        !flag.empty() && flag.front() != '-' && std::all_of(flag.begin(), flag.end(), [](char ch) {
+          return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+        });
+    if (!name_ok) {
+      return fail(key, "is not a flag name", "use the flags of the command, e.g. \"gpu\"");
+    }
+    if (std::find(kRefused.begin(), kRefused.end(), flag) != kRefused.end()) {
       return fail(key, "is not accepted over the web",
                   "the server reads no files and sets its own output and threads");
     }
     const std::string option = "--" + flag;
     auto add = [&](const json& v) -> Result<bool> {
+      // One token, --flag=value: a value that starts with '-' stays the flag's value.
       if (v.is_string()) {
-        args.insert(args.end(), {option, v.get<std::string>()});
+        args.push_back(option + "=" + v.get<std::string>());
       } else if (v.is_number()) {
-        args.insert(args.end(), {option, number_text(v)});
+        args.push_back(option + "=" + number_text(v));
       } else if (v.is_boolean()) {
         if (v.get<bool>()) {
           args.push_back(option);
