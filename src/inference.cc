@@ -238,16 +238,4 @@ Seconds InferenceModel::decode_step(int64_t batch, double context) const {
   return iteration(b).total();
 }
 
-Seconds InferenceModel::steady_step(int64_t batch, int64_t input, int64_t output) const {
-  const double n = static_cast<double>(batch);
-  const double in = static_cast<double>(input);
-  BatchShape b;
-  b.decodes = batch;
-  b.decode_context = n * (in + static_cast<double>(output) / 2.0);
-  b.prefill_tokens = static_cast<int64_t>(std::llround(n * in / static_cast<double>(output)));
-  b.prefill_keys = static_cast<double>(b.prefill_tokens) * (in + 1.0) / 2.0;
-  b.logits = batch;
-  return iteration(b).total();
-}
-
 }  // namespace gpuplan

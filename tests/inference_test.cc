@@ -192,22 +192,6 @@ TEST_F(InferenceTest, LongPromptsArePrefilledInChunksOfTheTokenBudget) {
   EXPECT_NEAR(im.prefill_alone(20000).si(), sum.si(), 1e-12);
 }
 
-TEST_F(InferenceTest, SteadyStateDecodesEveryUserAndPrefillsTheRequestsThatStart) {
-  // 100 users with 1,000-token prompts and 300-token answers: each iteration decodes 100
-  // tokens at an average context of 1,000 + 150, and 100 / 300 requests start, so
-  // 100 x 1000 / 300 = 333 prompt tokens are prefilled alongside, each attending on average
-  // to (1000 + 1) / 2 keys.
-  const InferenceModel im = make("llama-3.1-8b", "h100-sxm", 1);
-  BatchShape b;
-  b.decodes = 100;
-  b.decode_context = 100 * 1150.0;
-  b.prefill_tokens = 333;
-  b.prefill_keys = 333 * 1001.0 / 2;
-  b.logits = 100;
-  EXPECT_NEAR(im.steady_step(100, 1000, 300).si(), im.iteration(b).total().si(), 1e-12);
-  EXPECT_GT(im.steady_step(100, 1000, 300).si(), im.decode_step(100, 1150).si());
-}
-
 TEST_F(InferenceTest, PipelineStagesSplitTheLayersAndHandActivationsOn) {
   // Llama 3.1 70B, tp 2 x pp 2 on one node: each GPU holds about half the layers of a tp 2
   // instance; one batch's pass costs the same per layer plus one hand-off of T x 8192 x 2 bytes

@@ -101,11 +101,6 @@ class InferenceModel {
   // iteration of `batch` sequences at `context` tokens each.
   Seconds prefill_alone(int64_t prompt) const;
   Seconds decode_step(int64_t batch, double context) const;
-  // One iteration in the steady state of `batch` users that each always have a request in
-  // flight (a closed loop): every sequence decodes at the average context input + output / 2,
-  // and the prompts of the batch / output requests that start per iteration are prefilled
-  // alongside, batch x input / output tokens (docs/FORMULAS.md#serving).
-  Seconds steady_step(int64_t batch, int64_t input, int64_t output) const;
 
  private:
   Why why_ = Why::kNone;
