@@ -190,11 +190,6 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
   return chosen;
 }
 
-// "tp 4", "tp 8 pp 2".
-std::string shape_text(const ServeOption& o) {
-  return o.pp > 1 ? fmt::format("tp {} pp {}", o.tp, o.pp) : fmt::format("tp {}", o.tp);
-}
-
 // The shape that came closest to serving: the last whose model loads (the widest that holds the
 // weights), else the last tried. REQUIRES: options tried.
 const ServeOption& no_shape(const ServeAnswer& a) {
@@ -238,9 +233,9 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
       serve(model, sj, c.memory_params(), c.train_params(), c.inference_params(), &shapes);
   const ServeOption* b = a.best_option();
   if (b == nullptr) {
-    best.why = no_shape(a).why;
-    best.why_not =
-        fmt::format("cannot serve: at {}: {}", shape_text(no_shape(a)), no_shape(a).reason);
+    const ServeOption& closest = no_shape(a);
+    best.why = closest.why;
+    best.why_not = fmt::format("cannot serve: at {}: {}", shape_name(closest), closest.reason);
     return best;
   }
   const ServeFleet& f = *a.fleet;
@@ -251,13 +246,13 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   if (!f.met) {
     best.why = Why::kObjective;
     best.why_not = fmt::format("cannot serve: {} replicas of {} still miss the latency target",
-                               f.replicas, shape_text(*b));
+                               f.replicas, shape_name(*b));
     return best;
   }
   if (nodes > node_limit) {
     best.why = Why::kNodes;
     best.why_not = fmt::format("cannot serve: needs {} nodes of {} (at {}), the offer has {}",
-                               nodes, o.gpus_per_node, shape_text(*b), node_limit);
+                               nodes, o.gpus_per_node, shape_name(*b), node_limit);
     return best;
   }
   best.feasible = true;
@@ -268,9 +263,9 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   best.tpot = Seconds(f.result.tpot.p99);
   best.tokens_per_s = f.output_tokens_per_s;
   best.layout = job.users > 0 ? fmt::format("{} replica(s) of {}, {} users each", f.replicas,
-                                            shape_text(*b), grouped(std::llround(f.share)))
+                                            shape_name(*b), grouped(std::llround(f.share)))
                               : fmt::format("{} replica(s) of {}, {:.3g} requests/s each",
-                                            f.replicas, shape_text(*b), f.share);
+                                            f.replicas, shape_name(*b), f.share);
   std::string note;
   if (std::optional<Money> price = node_price(job, o, note)) {
     best.hourly = Money{price->amount * static_cast<double>(best.nodes), price->currency};
@@ -348,14 +343,10 @@ struct PlanRate {
   std::string note;
 };
 
-PlanRate plan_rate(const PlanJob& job, const Catalog& catalog) {
+PlanRate plan_rate(const PlanJob& job, const Catalog& catalog, const std::string& target,
+                   const std::set<std::string>& others) {
   PlanRate r;
-  const std::string target = plan_currency(job);
-  if (target.empty()) {
-    return r;
-  }
-  const std::set<std::string> others = foreign_currencies(job, catalog, target);
-  if (others.empty()) {
+  if (target.empty() || others.empty()) {
     return r;
   }
   // Units of this currency per USD.
@@ -400,7 +391,7 @@ Result<bool> check_currencies(const PlanJob& job, const Catalog& catalog) {
         fmt::format("costs in USD from prices in {} need one rate each", fmt::join(others, ", ")),
         "give the offers' prices in USD, or leave out those offers");
   }
-  if (!others.empty() && !plan_rate(job, catalog).per_usd) {
+  if (!others.empty() && !plan_rate(job, catalog, target, others).per_usd) {
     return fail("currency",
                 fmt::format("costs in {} need an exchange rate: offers are priced in {}", target,
                             fmt::join(others, ", ")),
@@ -437,8 +428,8 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
                   "e.g. users = 2000, input_tokens = 1000, output_tokens = 300");
     }
     if (job.users <= 0 && !job.latency_target) {
-      return fail("rate_per_s", "a request rate needs a latency_target to size the users in flight",
-                  "users in flight = rate x output tokens x time per token (Little's law)");
+      return fail("rate_per_s", "a request rate needs a latency_target to size the fleet under",
+                  "give the p99 time per output token, e.g. latency_target = \"50 ms\"");
     }
     // The ranges are the fields' rules, the ones the flags and job-file keys were checked by: a
     // job built by a program is held to them too.
@@ -479,7 +470,8 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
 
 Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog, int threads) {
   PlanJob job = job_in;
-  const PlanRate rate = plan_rate(job, catalog);
+  const std::string target = plan_currency(job);
+  const PlanRate rate = plan_rate(job, catalog, target, foreign_currencies(job, catalog, target));
   job.usd_rate = rate.per_usd;
   if (job.global_batch == 0) {
     job.global_batch = job.kind == JobKind::kPretrain ? 1024 : 128;

@@ -34,7 +34,6 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
   o.offline = cap.offline;
   o.amount = cap.max_rate_per_s;
   o.reason = cap.reason;
-  o.at_amount = cap.at_max;
   // Steady state: the rate times the mean output.
   double outputs = 0;
   for (int64_t i = 0; i < open.requests; ++i) {
@@ -45,7 +44,6 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
     const UserCapacity u = users_under_slo(*o.model, job.workload, one, job.slo);
     o.amount = static_cast<double>(job.slo.any() ? u.max_users : u.at_once);
     o.reason = u.reason;
-    o.at_amount = u.at_max;
     o.tokens_per_s = job.slo.any() ? u.at_max.output_tokens_per_s : cap.offline.output_tokens_per_s;
   }
   o.per_gpu = o.amount / static_cast<double>(o.gpus);
@@ -56,12 +54,6 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
   return o;
 }
 
-// Whether a shape failed for room — the weights, or one request's context, do not fit — so that
-// more pipeline stages could help.
-bool short_of_memory(const ServeOption& o) {
-  return o.why == Why::kMemory;
-}
-
 // See ServeFleet.
 ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
   ServeFleet f;
@@ -70,7 +62,7 @@ ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
     Workload share = job.workload;
     if (job.closed()) {
       share.users = static_cast<int64_t>(std::ceil(job.target / static_cast<double>(f.replicas)));
-      share.requests = std::max(job.workload.requests, 4 * share.users);
+      share.requests = closed_loop_requests(job.workload, share.users);
       f.share = static_cast<double>(share.users);
     } else {
       share.rate_per_s = job.target / static_cast<double>(f.replicas);
@@ -92,12 +84,25 @@ ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
 
 }  // namespace
 
+std::string shape_name(const ServeOption& o) {
+  return o.pp > 1 ? fmt::format("tp {} pp {}", o.tp, o.pp) : fmt::format("tp {}", o.tp);
+}
+
 Precision default_kv_precision(Precision weights) {
   return weights == Precision::kFp8 || weights == Precision::kFp16 ? weights : Precision::kBf16;
 }
 
-ServeAnswer serve(const Model& model, const ServeJob& job, const MemoryParams& mp,
+ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams& mp,
                   const TrainParams& tp, const InferenceParams& ip, ServeShapeCache* cache) {
+  // Tensor parallelism: powers of two up to the GPU's NVLink domain, or up to max_tp cards over
+  // PCIe, and never past the node (the domain, or max_tp PCIe cards, when none is given).
+  ServeJob job = job_in;
+  const Gpu& gpu = *job.base.gpu;
+  const int64_t domain = gpu.scale_up_domain > 1 ? gpu.scale_up_domain : job.max_tp;
+  if (job.base.gpus_per_node == 0) {
+    job.base.gpus_per_node = domain;
+  }
+  const int64_t widest = std::min(domain, job.base.gpus_per_node);
   auto evaluate = [&](int64_t t, int64_t p) {
     if (cache == nullptr) {
       return evaluate_shape(model, job, t, p, mp, tp, ip);
@@ -118,13 +123,6 @@ ServeAnswer serve(const Model& model, const ServeJob& job, const MemoryParams& m
   ServeAnswer a;
   a.max_batch = ip.max_batch;
   a.chunk_tokens = mp.inference_chunk_tokens;
-  const Gpu& gpu = *job.base.gpu;
-  // Tensor parallelism: powers of two up to the GPU's NVLink domain, or up to max_tp cards over
-  // PCIe, and never past the node.
-  const int64_t node = job.base.gpus_per_node > 0
-                           ? job.base.gpus_per_node
-                           : (gpu.scale_up_domain > 1 ? gpu.scale_up_domain : job.max_tp);
-  const int64_t widest = std::min(gpu.scale_up_domain > 1 ? gpu.scale_up_domain : job.max_tp, node);
   const int64_t stages = job.pp > 0 ? job.pp : 1;
   for (int64_t t = job.tp > 0 ? job.tp : 1; t <= (job.tp > 0 ? job.tp : widest); t *= 2) {
     a.options.push_back(evaluate(t, stages));
@@ -132,8 +130,10 @@ ServeAnswer serve(const Model& model, const ServeJob& job, const MemoryParams& m
   // A model one node cannot hold: whole-node stages across the nodes' network, doubling until a
   // shape has room.
   if (job.pp == 0 && job.tp == 0 && job.base.scale_out != nullptr) {
+    // More stages help only a shape that failed for room: the weights, or one request's context.
     for (int64_t pp = 2;
-         pp <= std::min(job.max_pp, model.layers) && short_of_memory(a.options.back()); pp *= 2) {
+         pp <= std::min(job.max_pp, model.layers) && a.options.back().why == Why::kMemory;
+         pp *= 2) {
       a.options.push_back(evaluate(widest, pp));
     }
   }
@@ -150,8 +150,7 @@ ServeAnswer serve(const Model& model, const ServeJob& job, const MemoryParams& m
   if (job.simulate_load) {
     Workload w = job.workload;
     if (job.closed()) {
-      // Every user sends several requests, so the loop reaches its steady state.
-      w.requests = std::max(w.requests, 4 * w.users);
+      w.requests = closed_loop_requests(w, w.users);
     }
     a.requests = w.requests;
     a.run = simulate_serving(*best->model, w, job.setup);

@@ -551,8 +551,7 @@ UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, con
     Workload p = w;
     p.rate_per_s = 0;
     p.users = users;
-    // Every user sends several requests, so the loop reaches its steady state.
-    p.requests = std::max(w.requests, 4 * users);
+    p.requests = closed_loop_requests(w, users);
     return simulate_serving(model, p, s);
   };
   ServingResult one = run(1);
@@ -581,6 +580,10 @@ UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, con
     }
   }
   return c;
+}
+
+int64_t closed_loop_requests(const Workload& w, int64_t users) {
+  return std::max(w.requests, 4 * users);
 }
 
 RequestLength Workload::length(int64_t request) const {

@@ -20,7 +20,8 @@
 namespace gpuplan {
 
 struct ServeJob {
-  Instance base;        // GPU, node, network and precisions; tp and pp are each shape's
+  Instance base;        // GPU, node, network and precisions; tp and pp are each shape's;
+                        // gpus_per_node 0: the NVLink domain, or max_tp PCIe cards
   int64_t tp = 0;       // 0: powers of two up to the widest the node allows
   int64_t pp = 0;       // 0: one stage, or whole-node stages across nodes for a model one
                         // node cannot hold (needs base.scale_out)
@@ -48,7 +49,6 @@ struct ServeOption {
   double per_gpu = 0;       // amount per GPU
   double tokens_per_s = 0;  // output tokens/s at that capacity
   ServingResult offline;    // every request queued at once
-  ServingResult at_amount;  // the simulation at the capacity
 
   bool serves() const { return reason.empty(); }
 };
@@ -79,6 +79,9 @@ struct ServeAnswer {
     return best < 0 ? nullptr : &options[static_cast<size_t>(best)];
   }
 };
+
+// "tp 4", "tp 8 pp 2": a shape for people.
+std::string shape_name(const ServeOption& o);
 
 // KV cache precision when none is given: fp8 and fp16 weights keep their format, the others bf16.
 Precision default_kv_precision(Precision weights);

@@ -117,6 +117,10 @@ struct ServingResult {
 ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
                                const ServingSetup& s);
 
+// Requests to simulate for a closed loop of `users`: at least 4 per user, so that the loop
+// reaches its steady state, and at least the workload's own count.
+int64_t closed_loop_requests(const Workload& w, int64_t users);
+
 // A latency objective on the 99th percentiles; an absent bound is not checked.
 struct Slo {
   std::optional<Seconds> ttft_p99;

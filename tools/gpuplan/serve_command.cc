@@ -283,10 +283,7 @@ Result<bool> read_hardware(const ServeFlags& f, const Catalog& c, ServeReport& a
     }
     in.scale_out = *out;
   }
-  in.gpus_per_node = f.gpus_per_node > 0 ? f.gpus_per_node
-                     : in.gpus_per_node > 0
-                         ? in.gpus_per_node
-                         : (a.gpu->scale_up_domain > 1 ? a.gpu->scale_up_domain : f.max_tp);
+  in.gpus_per_node = f.gpus_per_node > 0 ? f.gpus_per_node : in.gpus_per_node;  // 0: serve's
   in.nics_per_node = f.nics_per_node > 0 ? f.nics_per_node : in.nics_per_node;
   a.job.pp = f.pp;
   a.job.tp = f.tp;

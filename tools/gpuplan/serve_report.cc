@@ -73,11 +73,6 @@ void print_result(const ServingResult& r) {
        r.preemptions > 0 ? fmt::format("; {} preemptions", grouped(r.preemptions)) : "");
 }
 
-// "tp 4", "tp 8 pp 2".
-std::string shape(const ServeOption& o) {
-  return o.pp > 1 ? fmt::format("tp {} pp {}", o.tp, o.pp) : fmt::format("tp {}", o.tp);
-}
-
 void print_options(const ServeReport& r) {
   const ServeJob& job = r.job;
   const ServeAnswer& a = r.answer;
@@ -101,7 +96,7 @@ void print_options(const ServeReport& r) {
   std::vector<std::string> problems;
   for (const ServeOption& o : a.options) {
     if (!o.serves()) {
-      problems.push_back(fmt::format("{} cannot serve: {}", shape(o), o.reason));
+      problems.push_back(fmt::format("{} cannot serve: {}", shape_name(o), o.reason));
     }
     if (!o.model->feasible()) {
       t.add({cell(o), "-", "-", "-", "-", "-", "-", "-", "-", "cannot serve"});
@@ -140,7 +135,7 @@ void print_answer(const ServeReport& r) {
   const ServeAnswer& a = r.answer;
   const ServeOption& b = *a.best_option();
   const std::string within = job.slo.any() ? " within " + slo_text(job.slo) : " at most";
-  emit("\nanswer  one instance ({}) {} {:.3g} {}{} ({} output tokens/s); {}\n", shape(b),
+  emit("\nanswer  one instance ({}) {} {:.3g} {}{} ({} output tokens/s); {}\n", shape_name(b),
        job.closed() ? "holds" : "serves", b.amount, unit(r), within,
        grouped(std::llround(b.tokens_per_s)),
        a.fleet ? fmt::format("{:.4g} {} take {} GPUs.", job.target, unit(r), a.fleet->gpus)
@@ -263,7 +258,7 @@ void print_serve_text(const ServeReport& r) {
     emit("\nanswer  {} cannot serve this on {}.\n", r.model, r.gpu->id);
     return;
   }
-  emit("\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n", shape(*best),
+  emit("\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n", shape_name(*best),
        job.setup.replicas, balancer_name(job.setup.balancer), r.load, a.requests,
        job.setup.kv_policy == KvPolicy::kPaged ? ", paged KV cache" : "");
   print_result(*a.run);
@@ -275,7 +270,7 @@ void print_serve_text(const ServeReport& r) {
   if (a.fleet) {
     const ServeFleet& f = *a.fleet;
     emit("\nfleet  {:.4g} {} within {} need {} replicas of {} = {} x {}{}\n", job.target, unit(r),
-         slo_text(job.slo), f.replicas, shape(*best), f.gpus, r.gpu->id,
+         slo_text(job.slo), f.replicas, shape_name(*best), f.gpus, r.gpu->id,
          f.met ? "" : " (not met even with these: the objective is too tight)");
     emit(
         "  each replica simulated at its share of the load, {}; the fleet gives {} output "
