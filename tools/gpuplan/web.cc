@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <exception>
 #include <filesystem>
@@ -63,6 +64,44 @@ std::string number_text(const json& v) {
                                   : fmt::format("{}", v.get<int64_t>());
   }
   return fmt::format("{}", v.get<double>());
+}
+
+// A value as the number the command will read: a JSON number, or a string that is one whole.
+std::optional<double> as_number(const json& v) {
+  if (v.is_number()) {
+    return v.get<double>();
+  }
+  if (!v.is_string()) {
+    return std::nullopt;
+  }
+  const std::string& text = v.get_ref<const std::string&>();
+  double d = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  return ec == std::errc() && end == text.data() + text.size() ? std::optional<double>(d)
+                                                               : std::nullopt;
+}
+
+// What one request may not ask the server to do, whichever JSON type carries it: simulate more
+// requests or users than kMost*, or scale over more counts than kMostCounts.
+Result<bool> check_web_limits(const ApiCommand& c, const std::string& key, const std::string& flag,
+                              const json& v) {
+  if (c.name == "scale" && flag == "gpus" && v.is_string()) {
+    const std::string& text = v.get_ref<const std::string&>();
+    if (std::count(text.begin(), text.end(), ',') + 1 > kMostCounts) {
+      return fail(key, fmt::format("at most {} GPU counts per request", kMostCounts),
+                  "run gpuplan scale locally for more");
+    }
+  }
+  const std::optional<double> n = as_number(v);
+  if (c.name == "serve" && flag == "requests" && n && *n > kMostRequests) {
+    return fail(key, fmt::format("at most {} simulated requests over the web", kMostRequests),
+                "run gpuplan serve locally for more");
+  }
+  if (c.name == "serve" && flag == "users" && n && *n > kMostUsers) {
+    return fail(key, fmt::format("at most {} simulated users over the web", kMostUsers),
+                "simulate fewer users per instance and size the fleet with target_users");
+  }
+  return true;
 }
 
 // A temporary directory for an uploaded config.json, removed when the request ends.
@@ -152,6 +191,7 @@ Result<std::vector<std::string>> arguments(const ApiCommand& c, const json& body
     }
     const std::string option = "--" + flag;
     auto add = [&](const json& v) -> Result<bool> {
+      GPUPLAN_RETURN_IF_ERROR(check_web_limits(c, key, flag, v));
       // One token, --flag=value: a value that starts with '-' stays the flag's value.
       if (v.is_string()) {
         args.push_back(option + "=" + v.get<std::string>());
@@ -167,7 +207,7 @@ Result<std::vector<std::string>> arguments(const ApiCommand& c, const json& body
       return true;
     };
     if (value.is_array()) {
-      if (flag == "gpus" && value.size() > static_cast<size_t>(kMostCounts)) {
+      if (c.name == "scale" && flag == "gpus" && value.size() > static_cast<size_t>(kMostCounts)) {
         return fail(key, fmt::format("at most {} GPU counts per request", kMostCounts),
                     "run gpuplan scale locally for more");
       }
@@ -179,17 +219,6 @@ Result<std::vector<std::string>> arguments(const ApiCommand& c, const json& body
       }
     } else {
       GPUPLAN_RETURN_IF_ERROR(add(value));
-    }
-    if (value.is_number()) {
-      const double v = value.get<double>();
-      if (c.name == "serve" && flag == "requests" && v > kMostRequests) {
-        return fail(key, fmt::format("at most {} simulated requests over the web", kMostRequests),
-                    "run gpuplan serve locally for more");
-      }
-      if (c.name == "serve" && flag == "users" && v > kMostUsers) {
-        return fail(key, fmt::format("at most {} simulated users over the web", kMostUsers),
-                    "simulate fewer users per instance and size the fleet with target_users");
-      }
     }
     search = search || (flag == "search" && value.is_boolean() && value.get<bool>());
   }
