@@ -10,6 +10,7 @@
 #include "gpuplan/fit.h"
 #include "gpuplan/format.h"
 #include "gpuplan/inference.h"
+#include "gpuplan/lang.h"
 #include "gpuplan/machines.h"
 #include "gpuplan/search.h"
 #include "gpuplan/serve.h"
@@ -468,6 +469,73 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
   return check_currencies(job, catalog);
 }
 
+std::string plan_headline(const Plan& plan, const PlanJob& job, Lang lang) {
+  const bool pt = lang == Lang::kPt;
+  switch (plan.verdict) {
+    case PlanVerdict::kNoOffer:
+      return pt ? "Nenhuma oferta foi considerada: confira as ofertas permitidas."
+                : "No offer was considered: check the allowed offers.";
+    case PlanVerdict::kNoSite:
+      return pt ? fmt::format(
+                      "Nenhuma oferta do catálogo tem um local em {}: acrescente uma "
+                      "(data/offers/) ou relaxe a residência dos dados.",
+                      fmt::join(job.residency, ", "))
+                : fmt::format(
+                      "No offer in the catalog has a site in {}: add one (data/offers/) or "
+                      "relax the residency.",
+                      fmt::join(job.residency, ", "));
+    case PlanVerdict::kNothingRuns:
+      return pt ? "Nenhuma oferta consegue rodar este trabalho; os motivos estão abaixo."
+                : "No offer can run this job; the reasons are below.";
+    default:
+      break;
+  }
+  const PlanCandidate& b = plan.ranked.front();
+  const std::string& gpu = b.offer->gpu;
+  const std::string time = duration_text(b.time, lang);
+  std::string cost;
+  if (!b.cost) {
+    cost = pt ? ", preço não público" : ", price not public";
+  } else {
+    cost = ", " + money_text(*b.cost, lang);
+    if (plan.verdict == PlanVerdict::kServe)
+      cost += pt ? " por mês" : " per month";
+  }
+  switch (plan.verdict) {
+    case PlanVerdict::kServe: {
+      const std::string load =
+          job.users > 0 ? (pt ? number(static_cast<double>(job.users), 0, lang) + " usuários"
+                              : fmt::format("{} users", job.users))
+          : pt          ? number(job.rate_per_s, 2, lang) + " requisições/s"
+                        : fmt::format("{:.4g} requests/s", job.rate_per_s);
+      const std::string tpot = number(b.tpot.si() * 1e3, 0, lang);
+      return pt ? fmt::format(
+                      "Servir {} pede {} x {} em {} ({} nó(s)): {} ms no p99 por token de "
+                      "saída{}.",
+                      load, b.gpus, gpu, b.offer->id, b.nodes, tpot, cost)
+                : fmt::format(
+                      "Serving {} needs {} x {} on {} ({} node(s)): {} ms p99 per output token{}.",
+                      load, b.gpus, gpu, b.offer->id, b.nodes, tpot, cost);
+    }
+    case PlanVerdict::kOneGpu:
+      return pt ? fmt::format("Uma {} basta: {} termina em {}{}.", gpu, b.offer->id, time, cost)
+                : fmt::format("One {} is enough: {} finishes in {}{}.", gpu, b.offer->id, time,
+                              cost);
+    case PlanVerdict::kOneServer:
+      return pt ? fmt::format(
+                      "Você precisa de {} GPUs em um servidor: {} ({} x {}) termina em {}{}.",
+                      b.gpus, b.offer->id, b.gpus, gpu, time, cost)
+                : fmt::format("You need {} GPUs in one server: {} ({} x {}) finishes in {}{}.",
+                              b.gpus, b.offer->id, b.gpus, gpu, time, cost);
+    default:
+      return pt ? fmt::format(
+                      "Você precisa de um cluster: {} nós de {} ({} x {}) terminam em {}{}.",
+                      b.nodes, b.offer->id, b.gpus, gpu, time, cost)
+                : fmt::format("You need a cluster: {} nodes of {} ({} x {}) finish in {}{}.",
+                              b.nodes, b.offer->id, b.gpus, gpu, time, cost);
+  }
+}
+
 Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog, int threads) {
   PlanJob job = job_in;
   const std::string target = plan_currency(job);
@@ -587,36 +655,18 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
                                                     duration_text(p.time)));
       }
     }
-    plan.headline = plan.rejected.empty() ? "No offer was considered: check the allowed offers."
-                    : all_residency
-                        ? fmt::format(
-                              "No offer in the catalog has a site in {}: add one (data/offers/) or "
-                              "relax the residency.",
-                              fmt::join(job.residency, ", "))
-                        : "No offer can run this job; the reasons are below.";
+    plan.verdict = plan.rejected.empty() ? PlanVerdict::kNoOffer
+                   : all_residency       ? PlanVerdict::kNoSite
+                                         : PlanVerdict::kNothingRuns;
+    plan.headline = plan_headline(plan, job, Lang::kEn);
     return plan;
   }
   const PlanCandidate& b = plan.ranked.front();
-  const Gpu& g = **catalog.gpu(b.offer->gpu);
-  const std::string cost = b.cost ? fmt::format(", {} {}{}", grouped(std::llround(b.cost->amount)),
-                                                b.cost->currency, serving ? " per month" : "")
-                                  : std::string(", price not public");
-  if (serving) {
-    plan.headline = fmt::format(
-        "Serving {} needs {} x {} on {} ({} node(s)): {:.0f} ms p99 per output token{}.",
-        job.users > 0 ? fmt::format("{} users", job.users)
-                      : fmt::format("{:.4g} requests/s", job.rate_per_s),
-        b.gpus, g.id, b.offer->id, b.nodes, b.tpot.si() * 1e3, cost);
-  } else if (b.gpus == 1) {
-    plan.headline = fmt::format("One {} is enough: {} finishes in {}{}.", g.id, b.offer->id,
-                                duration_text(b.time), cost);
-  } else if (b.nodes == 1) {
-    plan.headline = fmt::format("You need {} GPUs in one server: {} ({} x {}) finishes in {}{}.",
-                                b.gpus, b.offer->id, b.gpus, g.id, duration_text(b.time), cost);
-  } else {
-    plan.headline = fmt::format("You need a cluster: {} nodes of {} ({} x {}) finish in {}{}.",
-                                b.nodes, b.offer->id, b.gpus, g.id, duration_text(b.time), cost);
-  }
+  plan.verdict = serving        ? PlanVerdict::kServe
+                 : b.gpus == 1  ? PlanVerdict::kOneGpu
+                 : b.nodes == 1 ? PlanVerdict::kOneServer
+                                : PlanVerdict::kCluster;
+  plan.headline = plan_headline(plan, job, Lang::kEn);
   return plan;
 }
 

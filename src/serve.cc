@@ -158,6 +158,23 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
   if (job.target > 0) {
     a.fleet = size_fleet(*best, job);
   }
+  for (int64_t i = 1; i <= job.curve_points && best->amount > 0; ++i) {
+    const double n = static_cast<double>(job.curve_points);
+    Workload w = job.workload;
+    ServingSetup one = job.setup;
+    one.replicas = 1;
+    LoadPoint p;
+    p.load = best->amount * 1.5 * static_cast<double>(i) / n;
+    if (job.closed()) {
+      w.users = std::max<int64_t>(1, std::llround(p.load));
+      w.requests = closed_loop_requests(w, w.users);
+      p.load = static_cast<double>(w.users);
+    } else {
+      w.rate_per_s = p.load;
+    }
+    p.result = simulate_serving(*best->model, w, one);
+    a.curve.push_back(std::move(p));
+  }
   return a;
 }
 

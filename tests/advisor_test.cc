@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "gpuplan/format.h"
 #include "shipped_catalog.h"
 
 namespace gpuplan {
@@ -136,6 +137,35 @@ TEST_F(AdvisorTest, CostsInReaisUseTheCatalogsDatedRateAndSaySo) {
   j.currency = "EUR";
   ASSERT_FALSE(check_plan_job(j, *catalog_).has_value());
   EXPECT_NE(check_plan_job(j, *catalog_).error().hint.find("--usd-rate"), std::string::npos);
+}
+
+TEST_F(AdvisorTest, TheHeadlineIsWrittenInEitherLanguageFromTheSameAnswer) {
+  // One offer in reais: the verdict's kind decides the sentence, the numbers are the same.
+  PlanJob j = lora_70b();
+  j.offers = {"aws-p5en.48xlarge"};
+  j.currency = "BRL";
+  const Plan p = plan(j);
+  ASSERT_EQ(p.ranked.size(), 1U);
+  const PlanCandidate& b = p.ranked[0];
+  ASSERT_EQ(p.verdict, PlanVerdict::kOneServer);  // 8 GPUs, one node (the LoRA fits one HGX)
+  EXPECT_EQ(p.headline, plan_headline(p, j, Lang::kEn));
+  // The cost in the reader's notation: "R$ 12.345,68" from 12345.678 BRL.
+  const std::string reais = "R$ " + number(b.cost->amount, 2, Lang::kPt);
+  EXPECT_EQ(plan_headline(p, j, Lang::kPt),
+            "Você precisa de 8 GPUs em um servidor: aws-p5en.48xlarge (8 x h200-sxm) termina "
+            "em " +
+                duration_text(b.time, Lang::kPt) + ", " + reais + ".");
+  EXPECT_EQ(p.headline,
+            "You need 8 GPUs in one server: aws-p5en.48xlarge (8 x h200-sxm) "
+            "finishes in " +
+                duration_text(b.time) + ", " + grouped(std::llround(b.cost->amount)) + " BRL.");
+  // Nothing runs: a kind without numbers.
+  j.kind = JobKind::kFinetune;
+  j.offers = {"eveo-hgx-8xh200"};
+  const Plan none = plan(j);
+  EXPECT_EQ(none.verdict, PlanVerdict::kNothingRuns);
+  EXPECT_EQ(plan_headline(none, j, Lang::kPt),
+            "Nenhuma oferta consegue rodar este trabalho; os motivos estão abaixo.");
 }
 
 TEST_F(AdvisorTest, AMissingPriceIsNamedWithTheFlagToGiveIt) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpuplan/catalog.h"
+#include "gpuplan/lang.h"
 #include "gpuplan/training.h"
 
 namespace gpuplan {
@@ -78,14 +79,29 @@ struct PlanCandidate {
   std::string price_note;         // a missing price, a currency not converted
 };
 
+// The kind of plain answer a plan gives; plan_headline() writes it in either language.
+enum class PlanVerdict {
+  kNoOffer,      // the allowed offers left nothing to consider
+  kNoSite,       // no offer has a site where the data may stay
+  kNothingRuns,  // every offer was rejected
+  kServe,        // serving on the best offer
+  kOneGpu,       // training: one GPU is enough
+  kOneServer,    // training: several GPUs of one server
+  kCluster,      // training: several nodes
+};
+
 struct Plan {
   std::vector<PlanCandidate> ranked;    // feasible first, best first
   std::vector<PlanCandidate> rejected;  // with why_not
-  std::string headline;                 // the plain answer
-  std::vector<std::string> notes;       // missing prices, currencies, assumptions
+  PlanVerdict verdict = PlanVerdict::kNoOffer;
+  std::string headline;            // plan_headline(plan, job, Lang::kEn)
+  std::vector<std::string> notes;  // missing prices, currencies, assumptions
   // For a full training job nothing can run: the offers where a LoRA fine-tune would.
   std::vector<std::string> lora_alternative;
 };
+
+// The plain answer for people: "You need a cluster: 4 nodes of ... finish in 3.2 days, ...".
+std::string plan_headline(const Plan& plan, const PlanJob& job, Lang lang);
 
 // REQUIRES: the job validated by check_plan_job().
 Plan make_plan(const PlanJob& job, const Model& model, const Catalog& catalog, int threads);

@@ -32,6 +32,7 @@ struct ServeJob {
   Slo slo;
   double target = 0;  // requests/s (open loop) or users (closed loop) to size a fleet for; 0: none
   bool simulate_load = true;  // simulate the workload itself on the best shape (`run`)
+  int64_t curve_points = 0;   // > 0: the best shape's latencies at that many loads (`curve`)
 
   bool closed() const { return workload.users > 0; }
 };
@@ -66,13 +67,23 @@ struct ServeFleet {
   double output_tokens_per_s = 0;  // the fleet's: replicas x one replica's
 };
 
+// One point of the load curve: one instance of the best shape at `load` requests/s (open loop)
+// or users (closed loop).
+struct LoadPoint {
+  double load = 0;
+  ServingResult result;
+};
+
 struct ServeAnswer {
   std::vector<ServeOption> options;  // by pp, then tp, ascending
   int best = -1;                     // the option that serves most per GPU; -1: none serves
   std::optional<ServingResult> run;  // the workload on `setup.replicas` of the best, when asked
   std::optional<ServeFleet> fleet;   // when the job has a target and an option serves
-  int64_t requests = 0;              // simulated in `run`: a closed loop, 4 or more per user
-  int64_t max_batch = 0;             // the engine's limits, for people to read
+  // With curve_points n: the loads i/n x 3/2 of the best shape's capacity, i = 1..n, so the
+  // curve shows where latency turns up past the capacity.
+  std::vector<LoadPoint> curve;
+  int64_t requests = 0;   // simulated in `run`: a closed loop, 4 or more per user
+  int64_t max_batch = 0;  // the engine's limits, for people to read
   int64_t chunk_tokens = 0;
 
   const ServeOption* best_option() const {

@@ -80,6 +80,12 @@ try {
   if (!chart.includes("Memória por GPU em eveo-hgx-8xh200") || !chart.includes("pesos")) {
     fail(`Portuguese memory chart: '${chart}'`);
   }
+  // The verdict switches language too: the plan's Portuguese headline (plan_headline in
+  // src/advisor.cc), "Você precisa de 8 GPUs em um servidor: ..." for the same answer.
+  const veredito = await page.textContent("#verdict");
+  if (!veredito.startsWith("Você precisa de 8 GPUs em um servidor: eveo-hgx-8xh200")) {
+    fail(`Portuguese verdict: '${veredito}'`);
+  }
   const lang = await page.getAttribute("html", "lang");
   if (lang !== "pt-BR") fail(`html lang '${lang}'`);
   if (errors.length > 0) fail(`script errors: ${errors.join("; ")}`);

@@ -9,7 +9,9 @@
 #include "flags.h"
 #include "gpuplan/fit.h"
 #include "gpuplan/json_writer.h"
+#include "html.h"
 #include "report.h"
+#include "train_report.h"
 
 namespace gpuplan::cli {
 namespace {
@@ -329,6 +331,46 @@ void print_memory_table(const MemoryBreakdown& m, const MemoryJob& job) {
   emit("{}", t.str("  "));
 }
 
+Table smallest_table(const FitAnswer& a, Lang lang) {
+  Table table(
+      {"gpu", "GPUs", "layout", tr(lang, "per GPU", "por GPU"), tr(lang, "usable", "utilizável")},
+      {false, true, false, true, true});
+  for (const auto& [g, s] : a.smallest) {
+    if (s.found) {
+      table.add({g->id, fmt::format("{}", s.gpus), layout_text(s.job),
+                 gib_text(s.report.verdict.required, lang), gib_text(g->memory_usable, lang)});
+    } else {
+      table.add({g->id, "-",
+                 tr(lang, "no layout fits (see --json for the reason)",
+                    "nenhum layout cabe (o motivo está em --json)"),
+                 "-", gib_text(g->memory_usable, lang)});
+    }
+  }
+  return table;
+}
+
+Table offers_table(const FitAnswer& a, Lang lang) {
+  Table offers({tr(lang, "offer", "oferta"), "gpu", tr(lang, "per node", "por nó"),
+                tr(lang, "nodes needed", "nós necessários"), tr(lang, "price", "preço")},
+               {false, false, true, true, true});
+  for (const OfferFit& f : a.offers) {
+    const Offer& o = *f.offer;
+    const std::string nodes =
+        f.holds ? fmt::format("{}", f.nodes)
+        : f.gpus_needed > 0
+            ? fmt::format("{} {} GPUs", tr(lang, "needs", "precisa de"), f.gpus_needed)
+            : std::string(tr(lang, "does not fit", "não cabe"));
+    std::string price = tr(lang, "not public", "não público");
+    if (o.price_per_node_hour) {
+      price = lang == Lang::kEn ? fmt::format("{:.2f} {}/h", o.price_per_node_hour->amount,
+                                              o.price_per_node_hour->currency)
+                                : money_text(*o.price_per_node_hour, lang) + "/h";
+    }
+    offers.add({o.id, o.gpu, fmt::format("{}", o.gpus_per_node), nodes, price});
+  }
+  return offers;
+}
+
 void print_text(const Model& model, const FitJob& fj, const FitAnswer& a) {
   const MemoryJob& job = fj.memory;
   const std::optional<FitReport>& report = a.on_gpu;
@@ -401,33 +443,71 @@ void print_text(const Model& model, const FitJob& fj, const FitAnswer& a) {
   }
 
   emit("\nsmallest number of each catalog GPU that holds this job:\n");
-  Table table({"gpu", "GPUs", "layout", "per GPU", "usable"}, {false, true, false, true, true});
+  emit("{}", smallest_table(a, Lang::kEn).str("  "));
+  emit("\noffers in the catalog that hold it:\n");
+  emit("{}", offers_table(a, Lang::kEn).str("  "));
+}
+
+// Every catalog GPU's smallest fit, the numbers as programs read them.
+void print_csv(const FitAnswer& a) {
+  Table t({"gpu", "found", "gpus", "layout", "per_gpu_bytes", "usable_bytes", "reason"});
   for (const auto& [g, s] : a.smallest) {
-    if (s.found) {
-      table.add({g->id, fmt::format("{}", s.gpus), layout_text(s.job),
-                 gib(s.report.verdict.required), gib(g->memory_usable)});
-    } else {
-      table.add(
-          {g->id, "-", "no layout fits (see --json for the reason)", "-", gib(g->memory_usable)});
+    t.add({g->id, s.found ? "true" : "false", s.found ? fmt::format("{}", s.gpus) : "",
+           s.found ? layout_text(s.job) : "",
+           s.found ? fmt::format("{}", whole(s.report.verdict.required)) : "",
+           fmt::format("{}", whole(g->memory_usable)), s.found ? "" : s.reason});
+  }
+  emit("{}", t.csv());
+}
+
+std::string html_report(const Model& model, const FitJob& fj, const FitAnswer& a, Lang lang) {
+  const MemoryJob& job = fj.memory;
+  HtmlReport h(fmt::format("gpuplan fit: {}", model.id), lang);
+  h.paragraph(fmt::format("{} ({}): {} {}, {} {}", model.id, model.model_type,
+                          number(static_cast<double>(count_parameters(model).total), 0, lang),
+                          tr(lang, "parameters", "parâmetros"), model.layers,
+                          tr(lang, "layers", "camadas")));
+  h.paragraph(job_text(job));
+  std::vector<StackedRow> rows;
+  if (fj.gpu != nullptr && a.on_gpu) {
+    h.verdict(fmt::format("{}, {}: {}", fj.gpu->id, layout_text(job), a.on_gpu->verdict.reason));
+    rows.push_back(memory_row(a.on_gpu->memory, a.on_gpu->verdict.usable,
+                              fmt::format("{} {}", fj.gpu->id, precision_name(job.precision)),
+                              lang));
+    if (a.fp8) {
+      rows.push_back(memory_row(a.fp8->memory, a.fp8->verdict.usable, fj.gpu->id + " fp8", lang));
     }
   }
-  emit("{}", table.str("  "));
-
-  emit("\noffers in the catalog that hold it:\n");
-  Table offers({"offer", "gpu", "per node", "nodes needed", "price"},
-               {false, false, true, true, true});
-  for (const OfferFit& f : a.offers) {
-    const Offer& o = *f.offer;
-    const std::string nodes = f.holds             ? fmt::format("{}", f.nodes)
-                              : f.gpus_needed > 0 ? fmt::format("needs {} GPUs", f.gpus_needed)
-                                                  : std::string("does not fit");
-    const std::string price = o.price_per_node_hour
-                                  ? fmt::format("{:.2f} {}/h", o.price_per_node_hour->amount,
-                                                o.price_per_node_hour->currency)
-                                  : "not public";
-    offers.add({o.id, o.gpu, fmt::format("{}", o.gpus_per_node), nodes, price});
+  if (fj.offer != nullptr && a.on_offer) {
+    const SmallestFit& f = *a.on_offer;
+    const Offer& o = *fj.offer;
+    h.verdict(f.found && f.gpus <= o.gpus_per_node * o.max_nodes
+                  ? fmt::format("{}: {} {} GPU(s), {}", o.id, tr(lang, "fits on", "cabe em"),
+                                f.gpus, layout_text(f.job))
+                  : fmt::format("{}: {}", o.id,
+                                tr(lang, "does not fit on this offer", "não cabe nesta oferta")));
   }
-  emit("{}", offers.str("  "));
+  for (const auto& [g, s] : a.smallest) {
+    if (s.found && (fj.gpu == nullptr || g != fj.gpu)) {
+      rows.push_back(memory_row(s.report.memory, s.report.verdict.usable,
+                                fmt::format("{} x {}", s.gpus, g->id), lang));
+    }
+  }
+  h.heading(tr(lang, "Memory per GPU", "Memória por GPU"));
+  h.figure(stacked_bars_svg(rows, "GiB", lang),
+           tr(lang,
+              "The heaviest GPU of each layout against the card's usable memory (what the driver "
+              "leaves to programs, not the marketed figure); below the first rows, each catalog "
+              "GPU at the smallest count that holds the job.",
+              "A GPU mais carregada de cada layout contra a memória utilizável da placa (o que o "
+              "driver deixa aos programas, não o número de marketing); abaixo das primeiras "
+              "linhas, cada GPU do catálogo na menor quantidade que comporta o trabalho."));
+  h.heading(
+      tr(lang, "Smallest number of each catalog GPU", "Menor quantidade de cada GPU do catálogo"));
+  h.table(smallest_table(a, lang));
+  h.heading(tr(lang, "Offers that hold it", "Ofertas que comportam"));
+  h.table(offers_table(a, lang));
+  return h.str();
 }
 
 }  // namespace
@@ -485,8 +565,13 @@ int run_fit(const std::vector<std::string>& args) {
   app.add_option("--max-gpus", f.max_gpus, "largest GPU count the search tries (default 16384)")
       ->check(rule(fields::kMaxGpus));
   app.add_flag("--json", f.json, "print JSON instead of text");
+  ReportFlags out;
+  add_report_flags(app, out, true);
   app.add_option("--data", f.data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
   if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
+  }
+  if (std::optional<int> done = finish_report_flags(out, f.json, kName)) {
     return *done;
   }
   // Ranges are checked by the flags' field rules (fields.h); 0 asks train's search for the
@@ -534,8 +619,14 @@ int run_fit(const std::vector<std::string>& args) {
   if (!answer) {
     return report_error(kName, answer.error());
   }
+  if (!out.html.empty()) {
+    if (Result<bool> w = write_html_file(out.html, html_report(*model, fj, *answer, out.lang)); !w)
+      return report_error(kName, w.error());
+  }
   if (f.json) {
     print_json(*model, fj, *answer);
+  } else if (out.csv) {
+    print_csv(*answer);
   } else {
     print_text(*model, fj, *answer);
   }

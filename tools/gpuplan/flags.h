@@ -13,6 +13,7 @@
 
 #include "command.h"
 #include "gpuplan/fields.h"
+#include "gpuplan/lang.h"
 
 namespace gpuplan::cli {
 
@@ -94,6 +95,38 @@ inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::stri
   }
   if (std::optional<Error> e = check_given_values(app)) {
     return report_error(command, *e, kExitUsage);
+  }
+  return std::nullopt;
+}
+
+// The flags of a command that writes a report for people: --html FILE, --lang and, where a
+// table is the answer, --csv.
+struct ReportFlags {
+  std::string html;  // the file to write; empty: none
+  bool csv = false;
+  std::string lang_flag;
+  Lang lang = Lang::kEn;  // set by finish_report_flags
+};
+
+inline void add_report_flags(CLI::App& app, ReportFlags& f, bool table_answer) {
+  app.add_option("--html", f.html, "also write a self-contained HTML report with charts to FILE");
+  app.add_option("--lang", f.lang_flag, "en | pt-BR for text and HTML (default from $LANG)");
+  if (table_answer) {
+    app.add_flag("--csv", f.csv, "print the table as CSV instead of text");
+  }
+}
+
+// Resolves --lang and refuses --csv with --json. Returns the exit status to end with, or
+// nullopt to go on.
+inline std::optional<int> finish_report_flags(ReportFlags& f, bool json,
+                                              const std::string& command) {
+  Result<Lang> lang = parse_lang(f.lang_flag);
+  if (!lang) {
+    return report_error(command, lang.error(), kExitUsage);
+  }
+  f.lang = *lang;
+  if (f.csv && json) {
+    return report_error(command, Error{"--csv", "give --csv or --json, not both", ""}, kExitUsage);
   }
   return std::nullopt;
 }

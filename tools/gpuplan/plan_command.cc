@@ -9,6 +9,7 @@
 #include "command.h"
 #include "flags.h"
 #include "gpuplan/advisor.h"
+#include "html.h"
 #include "report.h"
 #include "train_report.h"
 
@@ -26,10 +27,6 @@ std::string token_count(double n) {
   if (n >= 1e6)
     return fmt::format("{:.3g} M", n / 1e6);
   return fmt::format("{:.0f}", n);
-}
-
-std::string money(const std::optional<Money>& m) {
-  return m ? fmt::format("{} {}", grouped(std::llround(m->amount)), m->currency) : "-";
 }
 
 std::string describe(const PlanJob& j) {
@@ -61,6 +58,12 @@ std::string describe(const PlanJob& j) {
 void print_json(const PlanJob& job, const Plan& plan) {
   JsonWriter w;
   w.begin_object().field("job", describe(job)).field("headline", plan.headline);
+  // The same answer in each language, for a front end that lets its reader switch.
+  w.key("headlines")
+      .begin_object()
+      .field("en", plan_headline(plan, job, Lang::kEn))
+      .field("pt-BR", plan_headline(plan, job, Lang::kPt))
+      .end_object();
   auto candidate = [&](const PlanCandidate& p) {
     w.begin_object().field("offer", p.offer->id).field("feasible", p.feasible);
     if (p.feasible) {
@@ -109,53 +112,154 @@ void print_json(const PlanJob& job, const Plan& plan) {
   emit("{}", w.str());
 }
 
-void print_text(const PlanJob& job, const Plan& plan) {
-  emit("job      {}\n", describe(job));
-  emit("answer   {}\n", plan.headline);
+// The ranked offers as the text and HTML reports show them.
+Table ranked_table(const PlanJob& job, const Plan& plan, Lang lang) {
+  const bool serving = job.kind == JobKind::kServe;
+  Table t =
+      serving
+          ? Table(
+                {tr(lang, "rank", "posição"), tr(lang, "offer", "oferta"), tr(lang, "nodes", "nós"),
+                 "GPUs", "layout", tr(lang, "p99 ms/token", "p99 ms/token"),
+                 tr(lang, "output tok/s", "tokens de saída/s"), tr(lang, "per month", "por mês")},
+                {true, false, true, true, false, true, true, true})
+          : Table({tr(lang, "rank", "posição"), tr(lang, "offer", "oferta"),
+                   tr(lang, "nodes", "nós"), "GPUs", "layout", tr(lang, "time", "tempo"), "MFU (%)",
+                   tr(lang, "scaling (%)", "escala (%)"), tr(lang, "energy (MWh)", "energia (MWh)"),
+                   tr(lang, "cost", "custo")},
+                  {true, false, true, true, false, true, true, true, true, true});
+  for (size_t i = 0; i < plan.ranked.size(); ++i) {
+    const PlanCandidate& p = plan.ranked[i];
+    if (serving) {
+      t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
+             fmt::format("{}", p.gpus), p.layout, number(p.tpot.si() * 1e3, 1, lang),
+             number(std::round(p.tokens_per_s), 0, lang), money_text(p.cost, lang)});
+    } else {
+      t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
+             fmt::format("{}", p.gpus), train_layout_text(p.training->job),
+             duration_text(p.time, lang), number(p.mfu * 100, 1, lang),
+             number(p.scaling_efficiency, 0, lang), number(p.energy_joules / 3.6e9, 1, lang),
+             money_text(p.cost, lang)});
+    }
+  }
+  return t;
+}
+
+std::string serving_note(Lang lang) {
+  return tr(lang,
+            "serving: each offer is sized as 'gpuplan serve --offer' sizes it: the instance "
+            "shape that serves most per GPU within the p99 time per output token, simulated with "
+            "continuous batching, and the replicas the load needs",
+            "serviço: cada oferta é dimensionada como 'gpuplan serve --offer' a dimensiona: o "
+            "formato de instância que mais serve por GPU dentro do tempo p99 por token de saída, "
+            "simulado com batching contínuo, e as réplicas que a carga pede");
+}
+
+void print_text(const PlanJob& job, const Plan& plan, Lang lang) {
+  emit("{} {}\n", tr(lang, "job     ", "trabalho"), describe(job));
+  emit("{} {}\n", tr(lang, "answer  ", "resposta"), plan_headline(plan, job, lang));
   const bool serving = job.kind == JobKind::kServe;
   if (!plan.ranked.empty()) {
-    Table t = serving ? Table({"rank", "offer", "nodes", "GPUs", "layout", "p99 ms/token",
-                               "output tok/s", "per month"},
-                              {true, false, true, true, false, true, true, true})
-                      : Table({"rank", "offer", "nodes", "GPUs", "layout", "time", "MFU (%)",
-                               "scaling (%)", "energy (MWh)", "cost"},
-                              {true, false, true, true, false, true, true, true, true, true});
-    for (size_t i = 0; i < plan.ranked.size(); ++i) {
-      const PlanCandidate& p = plan.ranked[i];
-      if (serving) {
-        t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
-               fmt::format("{}", p.gpus), p.layout, fmt::format("{:.1f}", p.tpot.si() * 1e3),
-               grouped(std::llround(p.tokens_per_s)), money(p.cost)});
-      } else {
-        t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
-               fmt::format("{}", p.gpus), train_layout_text(p.training->job), duration_text(p.time),
-               fmt::format("{:.1f}", p.mfu * 100), fmt::format("{:.0f}", p.scaling_efficiency),
-               fmt::format("{:.1f}", p.energy_joules / 3.6e9), money(p.cost)});
-      }
-    }
-    emit("\n{}", t.str());
+    emit("\n{}", ranked_table(job, plan, lang).str());
   }
   if (!plan.rejected.empty()) {
-    emit("\nwhy not:\n");
+    emit("\n{}:\n", tr(lang, "why not", "por que não"));
     for (const PlanCandidate& p : plan.rejected) {
       emit("  {:<22} {}\n", p.offer->id, p.why_not);
     }
   }
   if (!plan.lora_alternative.empty()) {
-    emit("\nA LoRA fine-tune (--task lora) would run on: {}\n",
+    emit("\n{}: {}\n",
+         tr(lang, "A LoRA fine-tune (--task lora) would run on",
+            "Um ajuste fino LoRA (--task lora) rodaria em"),
          fmt::join(plan.lora_alternative, ", "));
   }
   if (!plan.notes.empty() || serving) {
-    emit("\nnotes:\n");
+    emit("\n{}:\n", tr(lang, "notes", "notas"));
     for (const std::string& n : plan.notes)
       emit("  - {}\n", n);
   }
   if (serving) {
-    emit(
-        "  - serving: each offer is sized as 'gpuplan serve --offer' sizes it: the instance "
-        "shape that serves most per GPU within the p99 time per output token, simulated with "
-        "continuous batching, and the replicas the load needs\n");
+    emit("  - {}\n", serving_note(lang));
   }
+}
+
+// Every offer, ranked first, then rejected, the numbers as programs read them.
+void print_csv(const PlanJob& job, const Plan& plan) {
+  const bool serving = job.kind == JobKind::kServe;
+  Table t({"rank", "offer", "feasible", "nodes", "gpus", "layout",
+           serving ? "tpot_p99_s" : "time_s", serving ? "output_tokens_per_s" : "tokens_per_s",
+           serving ? "replicas" : "mfu", serving ? "cost_per_month" : "cost", "currency",
+           "why_kind", "why_not"});
+  auto add = [&](const PlanCandidate& p, const std::string& rank) {
+    if (!p.feasible) {
+      t.add({rank, p.offer->id, "false", "", "", "", "", "", "", "", "",
+             std::string(why_name(p.why)), p.why_not});
+      return;
+    }
+    t.add({rank, p.offer->id, "true", fmt::format("{}", p.nodes), fmt::format("{}", p.gpus),
+           serving ? p.layout : train_layout_text(p.training->job),
+           fmt::format("{:.6g}", serving ? p.tpot.si() : p.time.si()),
+           fmt::format("{:.6g}", p.tokens_per_s),
+           serving ? fmt::format("{}", p.replicas) : fmt::format("{:.4g}", p.mfu),
+           p.cost ? fmt::format("{:.2f}", p.cost->amount) : "", p.cost ? p.cost->currency : "",
+           p.why_not.empty() ? "" : std::string(why_name(p.why)), p.why_not});
+  };
+  for (size_t i = 0; i < plan.ranked.size(); ++i)
+    add(plan.ranked[i], fmt::format("{}", i + 1));
+  for (const PlanCandidate& p : plan.rejected)
+    add(p, "");
+  emit("{}", t.csv());
+}
+
+std::string html_report(const PlanJob& job, const Plan& plan, Lang lang) {
+  const bool serving = job.kind == JobKind::kServe;
+  HtmlReport h(fmt::format("gpuplan plan: {}", job.model), lang);
+  h.paragraph(describe(job));
+  h.verdict(plan_headline(plan, job, lang));
+  if (!plan.ranked.empty()) {
+    // Training: the time to finish, which every ranked offer has; serving: the GPUs. The cost,
+    // which an offer without a public price lacks, is written at the bar's end.
+    std::vector<Bar> bars;
+    for (const PlanCandidate& p : plan.ranked) {
+      std::string note = money_text(p.cost, lang);
+      if (serving)
+        note = number(p.tpot.si() * 1e3, 0, lang) + " ms p99, " + note;
+      bars.push_back(
+          Bar{p.offer->id, serving ? static_cast<double>(p.gpus) : p.time.si() / 3600, note});
+    }
+    h.figure(bars_svg(bars,
+                      serving ? std::string("GPUs")
+                              : tr(lang, "time to finish (h)", "tempo até terminar (h)"),
+                      lang),
+             serving ? tr(lang, "The ranked offers: GPUs needed, p99 time per token and cost.",
+                          "As ofertas classificadas: GPUs necessárias, tempo p99 por token e "
+                          "custo.")
+                     : tr(lang, "The ranked offers: time to finish and cost.",
+                          "As ofertas classificadas: tempo até terminar e custo."));
+    h.heading(tr(lang, "Ranked offers", "Ofertas classificadas"));
+    h.table(ranked_table(job, plan, lang));
+  }
+  if (!plan.rejected.empty()) {
+    h.heading(tr(lang, "Why not the others", "Por que não as outras"));
+    Table t({tr(lang, "offer", "oferta"), tr(lang, "reason", "motivo")});
+    for (const PlanCandidate& p : plan.rejected)
+      t.add({p.offer->id, p.why_not});
+    h.table(t);
+  }
+  if (!plan.lora_alternative.empty()) {
+    h.paragraph(fmt::format("{}: {}",
+                            tr(lang, "A LoRA fine-tune (--task lora) would run on",
+                               "Um ajuste fino LoRA (--task lora) rodaria em"),
+                            fmt::join(plan.lora_alternative, ", ")));
+  }
+  std::vector<std::string> notes = plan.notes;
+  if (serving)
+    notes.push_back(serving_note(lang));
+  if (!notes.empty()) {
+    h.heading(tr(lang, "Notes", "Notas"));
+    h.list(notes);
+  }
+  return h.str();
 }
 
 }  // namespace
@@ -212,7 +316,12 @@ int run_plan(const std::vector<std::string>& args) {
   app.add_option("--data", data, "catalog directory");
   std::string profile;
   app.add_option("--profile", profile, "calibration profile from gpuplan calibrate");
+  ReportFlags out;
+  add_report_flags(app, out, true);
   if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
+  }
+  if (std::optional<int> done = finish_report_flags(out, json, kName)) {
     return *done;
   }
   Result<Catalog> catalog = load_catalog_with_profile(data, profile, json);
@@ -314,10 +423,16 @@ int run_plan(const std::vector<std::string>& args) {
   if (!m)
     return report_error(kName, m.error());
   const Plan plan = make_plan(job, *m, *catalog, std::max(1, threads));
+  if (!out.html.empty()) {
+    if (Result<bool> w = write_html_file(out.html, html_report(job, plan, out.lang)); !w)
+      return report_error(kName, w.error());
+  }
   if (json) {
     print_json(job, plan);
+  } else if (out.csv) {
+    print_csv(job, plan);
   } else {
-    print_text(job, plan);
+    print_text(job, plan, out.lang);
   }
   return kExitOk;
 }

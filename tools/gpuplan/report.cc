@@ -30,11 +30,24 @@ void Table::add(std::vector<std::string> row) {
   rows_.push_back(std::move(row));
 }
 
+namespace {
+
+// Columns a cell takes on a terminal: its UTF-8 code points ("eficiência" is 10, not 11 bytes).
+size_t columns(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) {
+    n += (c & 0xC0) != 0x80;
+  }
+  return n;
+}
+
+}  // namespace
+
 std::string Table::str(const std::string& indent) const {
   std::vector<size_t> width(rows_.front().size(), 0);
   for (const auto& row : rows_) {
     for (size_t c = 0; c < row.size(); ++c) {
-      width[c] = std::max(width[c], row[c].size());
+      width[c] = std::max(width[c], columns(row[c]));
     }
   }
   std::string out;
@@ -42,7 +55,7 @@ std::string Table::str(const std::string& indent) const {
     std::string line = indent;
     for (size_t c = 0; c < width.size(); ++c) {
       const std::string& cell = rows_[r][c];
-      const std::string pad(width[c] - cell.size(), ' ');
+      const std::string pad(width[c] - columns(cell), ' ');
       line += right_[c] ? pad + cell : cell + (c + 1 < width.size() ? pad : "");
       if (c + 1 < width.size()) {
         line += "  ";
@@ -63,6 +76,26 @@ std::string Table::str(const std::string& indent) const {
         total += width[c];
       }
       out += indent + std::string(total, '-') + "\n";
+    }
+  }
+  return out;
+}
+
+std::string Table::csv() const {
+  std::string out;
+  for (const auto& row : rows_) {
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string& cell = row[c];
+      if (cell.find_first_of(",\"\r\n") == std::string::npos) {
+        out += cell;
+      } else {
+        out += '"';
+        for (char ch : cell) {
+          out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+        }
+        out += '"';
+      }
+      out += c + 1 < row.size() ? "," : "\n";
     }
   }
   return out;

@@ -32,6 +32,12 @@ class Table {
   void add(std::vector<std::string> row);
   // The table with two spaces between columns and a rule under the header.
   std::string str(const std::string& indent = "") const;
+  // The same cells as CSV, one line per row; a cell with a comma, quote or line break is quoted
+  // as RFC 4180 quotes it.
+  std::string csv() const;
+
+  const std::vector<std::vector<std::string>>& rows() const { return rows_; }
+  bool right(size_t column) const { return right_[column]; }
 
  private:
   std::vector<std::vector<std::string>> rows_;

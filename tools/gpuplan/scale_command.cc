@@ -9,6 +9,7 @@
 #include "command.h"
 #include "flags.h"
 #include "gpuplan/scaling.h"
+#include "html.h"
 #include "report.h"
 #include "train_report.h"
 
@@ -20,6 +21,174 @@ constexpr const char* kName = "scale";
 std::string bar(double pct) {
   const int n = static_cast<int>(std::lround(std::clamp(pct, 0.0, 100.0) / 2.5));
   return std::string(static_cast<size_t>(n), '#');
+}
+
+// What scale found: one curve per fabric inside the node.
+struct FabricCurve {
+  std::string fabric;
+  std::string between;  // ", 8 x ib-ndr-400g between nodes", when the counts span nodes
+  ScaleCurve curve;
+};
+
+struct ScaleReport {
+  std::string model;
+  std::string gpu;
+  int64_t seq = 0;
+  int64_t batch = 0;  // sequences per step (strong) or per GPU per step (weak)
+  bool strong = false;
+  bool best = false;
+  TrainJob base;
+  std::vector<FabricCurve> fabrics;
+};
+
+void print_json(const ScaleReport& r) {
+  JsonWriter w;
+  w.begin_object()
+      .field("model", r.model)
+      .field("gpu", r.gpu)
+      .field("seq_tokens", r.seq)
+      .field("framework", r.base.software.framework->id)
+      .field("framework_year", r.base.software.year)
+      .field("layouts", r.best ? "best" : "same setup");
+  w.key("fabrics").begin_array();
+  for (const FabricCurve& f : r.fabrics) {
+    w.begin_object().field("fabric", f.fabric).key("points").begin_array();
+    for (const ScalePoint& p : f.curve.points) {
+      w.begin_object().field("gpus", p.gpus);
+      if (!p.estimate.feasible) {
+        w.field("feasible", false).field("reason", p.estimate.reason).end_object();
+        continue;
+      }
+      w.field("feasible", true)
+          .field("step_s", p.estimate.step.total().si())
+          .field("tokens_per_s", p.estimate.tokens_per_s)
+          .field("efficiency_pct", p.efficiency_pct)
+          .field("comm_share", p.comm_share)
+          .field("superlinear", p.superlinear)
+          .field("layout", train_layout_text(p.estimate.job));
+      if (!p.note.empty())
+        w.field("note", p.note);
+      w.end_object();
+    }
+    w.end_array().end_object();
+  }
+  w.end_array().end_object();
+  emit("{}", w.str());
+}
+
+// The curve of one fabric as a table, with the efficiency bar in text (`bars`).
+Table curve_table(const FabricCurve& f, Lang lang, bool bars) {
+  Table t({"GPUs", tr(lang, "layout", "layout"), tr(lang, "step (s)", "passo (s)"),
+           tr(lang, "tokens/s", "tokens/s"), tr(lang, "efficiency (%)", "eficiência (%)"),
+           tr(lang, "comm share (%)", "comunicação (%)"), ""},
+          {true, false, true, true, true, true, false});
+  for (const ScalePoint& p : f.curve.points) {
+    if (!p.estimate.feasible) {
+      t.add({fmt::format("{}", p.gpus),
+             tr(lang, "does not fit: ", "não cabe: ") + p.estimate.reason});
+      continue;
+    }
+    const double step = p.estimate.step.total().si();
+    t.add({fmt::format("{}", p.gpus), train_layout_text(p.estimate.job),
+           lang == Lang::kEn ? fmt::format("{:.3g}", step) : number(step, step < 10 ? 2 : 1, lang),
+           number(std::round(p.estimate.tokens_per_s), 0, lang), number(p.efficiency_pct, 1, lang),
+           number(100 * p.comm_share, 1, lang),
+           bars ? bar(p.efficiency_pct) + (p.superlinear ? " *" : "") : p.note});
+  }
+  return t;
+}
+
+std::string headline(const ScaleReport& r, Lang lang) {
+  if (lang == Lang::kPt) {
+    return fmt::format(
+        "escalonamento do treino de {} em {}, {} x {} tokens por {}, {}", r.model, r.gpu, r.batch,
+        number(static_cast<double>(r.seq), 0, lang),
+        r.strong ? "passo (escalonamento forte)" : "GPU por passo (escalonamento fraco)",
+        software_text(r.base));
+  }
+  return fmt::format("scaling of {} training on {}, {} x {} tokens per {}, {}", r.model, r.gpu,
+                     r.batch, grouped(r.seq),
+                     r.strong ? "step (strong scaling)" : "GPU per step (weak scaling)",
+                     software_text(r.base));
+}
+
+std::string method(const ScaleReport& r, Lang lang) {
+  if (lang == Lang::kPt) {
+    return fmt::format(
+        "eficiência = T1 / (TN x N) x 100 sobre o tempo para processar os mesmos tokens; {}",
+        r.best ? "cada contagem com o seu layout mais rápido (--best)"
+               : "toda contagem mantém a configuração por GPU da menor contagem");
+  }
+  return fmt::format("efficiency = T1 / (TN x N) x 100 on the time to process the same tokens; {}",
+                     r.best ? "each count's own fastest layout (--best)"
+                            : "every count keeps the smallest count's per-GPU setup");
+}
+
+void print_text(const ScaleReport& r, Lang lang) {
+  emit("{}\n{}; {}\n", headline(r, lang), method(r, lang),
+       tr(lang, "the bar is efficiency, # = 2.5 %", "a barra é a eficiência, # = 2,5 %"));
+  for (const FabricCurve& f : r.fabrics) {
+    emit("\n{} {}{}:\n{}", f.fabric, tr(lang, "inside a node", "dentro do nó"), f.between,
+         curve_table(f, lang, true).str("  "));
+    for (const ScalePoint& p : f.curve.points) {
+      if (p.estimate.feasible && !p.note.empty())
+        emit("  {} GPUs{}: {}\n", p.gpus, p.superlinear ? " *" : "", p.note);
+    }
+  }
+}
+
+// One row per fabric and count, the numbers as programs read them.
+void print_csv(const ScaleReport& r) {
+  Table t({"fabric", "gpus", "feasible", "layout", "step_s", "tokens_per_s", "efficiency_pct",
+           "comm_share_pct", "superlinear", "note"});
+  for (const FabricCurve& f : r.fabrics) {
+    for (const ScalePoint& p : f.curve.points) {
+      if (!p.estimate.feasible) {
+        t.add({f.fabric, fmt::format("{}", p.gpus), "false", "", "", "", "", "", "",
+               p.estimate.reason});
+        continue;
+      }
+      t.add({f.fabric, fmt::format("{}", p.gpus), "true", train_layout_text(p.estimate.job),
+             fmt::format("{:.6g}", p.estimate.step.total().si()),
+             fmt::format("{:.6g}", p.estimate.tokens_per_s),
+             fmt::format("{:.4g}", p.efficiency_pct), fmt::format("{:.4g}", 100 * p.comm_share),
+             p.superlinear ? "true" : "false", p.note});
+    }
+  }
+  emit("{}", t.csv());
+}
+
+std::string html_report(const ScaleReport& r, Lang lang) {
+  HtmlReport h(tr(lang, "gpuplan scale: ", "gpuplan scale: ") + r.model + " / " + r.gpu, lang);
+  h.verdict(headline(r, lang));
+  h.paragraph(method(r, lang));
+  std::vector<Series> series;
+  for (const FabricCurve& f : r.fabrics) {
+    Series s{f.fabric, {}};
+    for (const ScalePoint& p : f.curve.points) {
+      if (p.estimate.feasible)
+        s.points.emplace_back(static_cast<double>(p.gpus), p.efficiency_pct);
+    }
+    series.push_back(std::move(s));
+  }
+  h.figure(
+      line_chart_svg(series, Axis{"GPUs", true},
+                     Axis{tr(lang, "scaling efficiency (%)", "eficiência de escala (%)"), false},
+                     {Reference{tr(lang, "ideal: 100 %", "ideal: 100 %"), 100, 100},
+                      Reference{tr(lang, "the source document's claim: 90-95 %",
+                                   "o que o documento de origem promete: 90-95 %"),
+                                90, 95}},
+                     lang),
+      tr(lang,
+         "Efficiency against the smallest count that runs, per fabric inside the node. "
+         "Above 100 % the larger count gained something besides GPUs (see the notes).",
+         "Eficiência em relação à menor contagem que roda, por interconexão dentro do nó. "
+         "Acima de 100 % a contagem maior ganhou algo além de GPUs (veja as notas)."));
+  for (const FabricCurve& f : r.fabrics) {
+    h.heading(f.fabric + " " + tr(lang, "inside a node", "dentro do nó") + f.between);
+    h.table(curve_table(f, lang, false));
+  }
+  return h.str();
 }
 
 }  // namespace
@@ -64,7 +233,12 @@ int run_scale(const std::vector<std::string>& args) {
   app.add_option("--data", data, "catalog directory");
   std::string profile;
   app.add_option("--profile", profile, "calibration profile from gpuplan calibrate");
+  ReportFlags out;
+  add_report_flags(app, out, true);
   if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
+  }
+  if (std::optional<int> done = finish_report_flags(out, json, kName)) {
     return *done;
   }
   if (per_gpu_batch > 0 && global_batch > 0) {
@@ -114,16 +288,14 @@ int run_scale(const std::vector<std::string>& args) {
   sj.global_batch = global_batch;
   sj.best = best;
 
-  JsonWriter w;
-  w.begin_object()
-      .field("model", model->id)
-      .field("gpu", gpu)
-      .field("seq_tokens", seq)
-      .field("framework", software->framework->id)
-      .field("framework_year", software->year)
-      .field("layouts", best ? "best" : "same setup");
-  w.key("fabrics").begin_array();
-  std::string text;
+  ScaleReport report;
+  report.model = model->id;
+  report.gpu = gpu;
+  report.seq = seq;
+  report.strong = global_batch > 0;
+  report.batch = report.strong ? global_batch : per_gpu_batch;
+  report.best = best;
+  report.base = sj.base;
   for (const std::string& fabric : fabrics) {
     // The node the curve grows: the largest count's nodes, each of up to --gpus-per-node GPUs.
     MachineSpec spec;
@@ -138,60 +310,24 @@ int run_scale(const std::vector<std::string>& args) {
       return report_error(kName, machines.error());
     Cluster* node = &machines->cluster;
     node->gpus_per_node = gpus_per_node;
-    const ScaleCurve curve =
-        scale_training(*model, *node, sj, catalog->memory_params(), catalog->train_params());
-    w.begin_object().field("fabric", fabric).key("points").begin_array();
-    Table t({"GPUs", "layout", "step (s)", "tokens/s", "efficiency (%)", "comm share (%)", ""},
-            {true, false, true, true, true, true, false});
-    std::string notes;
-    for (const ScalePoint& p : curve.points) {
-      w.begin_object().field("gpus", p.gpus);
-      if (!p.estimate.feasible) {
-        w.field("feasible", false).field("reason", p.estimate.reason).end_object();
-        t.add({fmt::format("{}", p.gpus), "does not fit: " + p.estimate.reason});
-        continue;
-      }
-      w.field("feasible", true)
-          .field("step_s", p.estimate.step.total().si())
-          .field("tokens_per_s", p.estimate.tokens_per_s)
-          .field("efficiency_pct", p.efficiency_pct)
-          .field("comm_share", p.comm_share)
-          .field("superlinear", p.superlinear)
-          .field("layout", train_layout_text(p.estimate.job));
-      if (!p.note.empty())
-        w.field("note", p.note);
-      w.end_object();
-      t.add({fmt::format("{}", p.gpus), train_layout_text(p.estimate.job),
-             fmt::format("{:.3g}", p.estimate.step.total().si()),
-             grouped(std::llround(p.estimate.tokens_per_s)),
-             fmt::format("{:.1f}", p.efficiency_pct), fmt::format("{:.1f}", 100 * p.comm_share),
-             bar(p.efficiency_pct) + (p.superlinear ? " *" : "")});
-      if (!p.note.empty())
-        notes += fmt::format("  {} GPUs{}: {}\n", p.gpus, p.superlinear ? " *" : "", p.note);
-    }
-    w.end_array().end_object();
-    text += fmt::format("\n{} inside a node{}:\n{}", fabric,
-                        counts.back() > gpus_per_node
-                            ? fmt::format(", {} x {} between nodes", nics_per_node, scale_out)
-                            : "",
-                        t.str("  ")) +
-            notes;
+    report.fabrics.push_back(FabricCurve{
+        fabric,
+        counts.back() > gpus_per_node ? fmt::format(", {} x {} {}", nics_per_node, scale_out,
+                                                    tr(out.lang, "between nodes", "entre nós"))
+                                      : "",
+        scale_training(*model, *node, sj, catalog->memory_params(), catalog->train_params())});
   }
-  w.end_array().end_object();
+  if (!out.html.empty()) {
+    if (Result<bool> w = write_html_file(out.html, html_report(report, out.lang)); !w)
+      return report_error(kName, w.error());
+  }
   if (json) {
-    emit("{}", w.str());
-    return kExitOk;
+    print_json(report);
+  } else if (out.csv) {
+    print_csv(report);
+  } else {
+    print_text(report, out.lang);
   }
-  emit("scaling of {} training on {}, {} x {} tokens per {}, {}\n", model->id, gpu,
-       global_batch > 0 ? global_batch : per_gpu_batch, grouped(seq),
-       global_batch > 0 ? "step (strong scaling)" : "GPU per step (weak scaling)",
-       software_text(sj.base));
-  emit(
-      "efficiency = T1 / (TN x N) x 100 on the time to process the same tokens; {}; the bar is "
-      "efficiency, # = 2.5 %\n{}",
-      best ? "each count's own fastest layout (--best)"
-           : "every count keeps the smallest count's per-GPU setup",
-      text);
   return kExitOk;
 }
 

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "flags.h"
 #include "gpuplan/machines.h"
+#include "html.h"
 #include "report.h"
 #include "serve_report.h"
 
@@ -35,6 +36,7 @@ struct ServeFlags {
   double rate = 0, target_rate = 0;
   uint64_t seed = 1;
   bool json = false;
+  ReportFlags out;
 };
 
 void add_flags(CLI::App& app, ServeFlags& f) {
@@ -100,6 +102,7 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--profile", f.profile, "calibration profile from 'gpuplan calibrate'");
   app.add_option("--data", f.data, "catalog directory");
   app.add_flag("--json", f.json, "print JSON");
+  add_report_flags(app, f.out, true);
 }
 
 // Flags that contradict each other or are out of range; nullopt when they hold together.
@@ -303,6 +306,9 @@ int run_serve(const std::vector<std::string>& args) {
   if (std::optional<int> status = parse_flags(app, args, kName)) {
     return *status;
   }
+  if (std::optional<int> status = finish_report_flags(f.out, f.json, kName)) {
+    return *status;
+  }
   if (std::optional<int> status = check_flags(f)) {
     return *status;
   }
@@ -331,10 +337,19 @@ int run_serve(const std::vector<std::string>& args) {
   if (Result<bool> h = read_hardware(f, *catalog, a); !h) {
     return report_error(kName, h.error(), h.error().where == "--price" ? kExitUsage : kExitError);
   }
+  if (!f.out.html.empty()) {
+    a.job.curve_points = kCurvePoints;
+  }
   a.answer = serve(*model, a.job, catalog->memory_params(), catalog->train_params(),
                    catalog->inference_params());
+  if (!f.out.html.empty()) {
+    if (Result<bool> w = write_html_file(f.out.html, serve_html(a, f.out.lang)); !w)
+      return report_error(kName, w.error());
+  }
   if (f.json) {
     print_serve_json(a);
+  } else if (f.out.csv) {
+    print_serve_csv(a);
   } else {
     print_serve_text(a);
   }

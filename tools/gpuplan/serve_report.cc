@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "gpuplan/json_writer.h"
+#include "html.h"
 #include "output.h"
 #include "report.h"
 
@@ -130,17 +131,24 @@ void print_options(const ServeReport& r) {
       a.max_batch, a.chunk_tokens);
 }
 
-void print_answer(const ServeReport& r) {
+// "one instance (tp 2) serves 3.1 requests/s within p99 TPOT <= 50.0 ms (...); ...".
+std::string answer_text(const ServeReport& r) {
   const ServeJob& job = r.job;
   const ServeAnswer& a = r.answer;
   const ServeOption& b = *a.best_option();
   const std::string within = job.slo.any() ? " within " + slo_text(job.slo) : " at most";
-  emit("\nanswer  one instance ({}) {} {:.3g} {}{} ({} output tokens/s); {}\n", shape_name(b),
-       job.closed() ? "holds" : "serves", b.amount, unit(r), within,
-       grouped(std::llround(b.tokens_per_s)),
-       a.fleet ? fmt::format("{:.4g} {} take {} GPUs.", job.target, unit(r), a.fleet->gpus)
-               : fmt::format("add {} to size a fleet.",
-                             job.closed() ? "--target-users" : "--target-rate"));
+  return fmt::format(
+      "one instance ({}) {} {:.3g} {}{} ({} output tokens/s); {}", shape_name(b),
+      job.closed() ? "holds" : "serves", b.amount, unit(r), within,
+      grouped(std::llround(b.tokens_per_s)),
+      a.fleet ? fmt::format("{:.4g} {} take {} GPUs.", job.target, unit(r), a.fleet->gpus)
+              : fmt::format("add {} to size a fleet.",
+                            job.closed() ? "--target-users" : "--target-rate"));
+}
+
+void print_answer(const ServeReport& r) {
+  const ServeAnswer& a = r.answer;
+  emit("\nanswer  {}\n", answer_text(r));
   if (r.price) {
     const Costs k = costs(r);
     const std::string& cur = r.price->currency;
@@ -246,6 +254,128 @@ void write_best(JsonWriter& j, const ServeReport& r) {
 }
 
 }  // namespace
+
+void print_serve_csv(const ServeReport& r) {
+  const bool closed = r.job.closed();
+  Table t({"tp", "pp", "gpus", "serves", closed ? "capacity_users" : "capacity_requests_per_s",
+           closed ? "capacity_users_per_gpu" : "capacity_requests_per_s_per_gpu",
+           "output_tokens_per_s", "weights_per_gpu_bytes", "kv_cache_per_gpu_bytes", "best",
+           "why_kind", "reason"});
+  for (const ServeOption& o : r.answer.options) {
+    const bool room = o.model->feasible();
+    t.add({fmt::format("{}", o.tp), fmt::format("{}", o.pp), fmt::format("{}", o.gpus),
+           o.serves() ? "true" : "false", o.serves() ? fmt::format("{:.6g}", o.amount) : "",
+           o.serves() ? fmt::format("{:.6g}", o.per_gpu) : "",
+           o.serves() ? fmt::format("{:.6g}", o.tokens_per_s) : "",
+           room ? fmt::format("{:.0f}", o.model->weights_per_gpu().si()) : "",
+           room ? fmt::format("{:.0f}", o.model->kv_budget_per_gpu().si()) : "",
+           &o == r.answer.best_option() ? "true" : "false",
+           o.serves() ? "" : std::string(why_name(o.why)), o.reason});
+  }
+  emit("{}", t.csv());
+}
+
+std::string serve_html(const ServeReport& r, Lang lang) {
+  const ServeJob& job = r.job;
+  const ServeAnswer& a = r.answer;
+  const bool closed = job.closed();
+  HtmlReport h(fmt::format("gpuplan serve: {} / {}", r.model, r.gpu->id), lang);
+  h.paragraph(fmt::format("{} {} {}, {} {}, {} {}, {}", tr(lang, "serve", "servir"), r.model,
+                          r.gpu->id, precision_name(job.base.precision),
+                          tr(lang, "weights", "pesos"), precision_name(job.base.kv_precision),
+                          tr(lang, "KV cache", "cache KV"), r.per_request));
+  const ServeOption* best = a.best_option();
+  if (best == nullptr) {
+    h.verdict(fmt::format("{} {} {}.", r.model,
+                          tr(lang, "cannot serve this on", "não serve isto em"), r.gpu->id));
+  } else {
+    h.verdict(answer_text(r));
+    // Latency against load on one instance of the best shape, with the objective.
+    const std::string load_axis =
+        closed ? tr(lang, "concurrent users per instance", "usuários simultâneos por instância")
+               : tr(lang, "requests/s per instance", "requisições/s por instância");
+    auto curve = [&](const char* en, const char* pt, auto pick,
+                     const std::optional<Seconds>& bound) {
+      Series p99{tr(lang, "p99", "p99"), {}}, p50{tr(lang, "p50", "p50"), {}};
+      for (const LoadPoint& p : a.curve) {
+        if (p.result.requests == 0)
+          continue;
+        p99.points.emplace_back(p.load, pick(p.result).p99 * 1e3);
+        p50.points.emplace_back(p.load, pick(p.result).p50 * 1e3);
+      }
+      std::vector<Reference> refs;
+      if (bound) {
+        refs.push_back(Reference{fmt::format("{} {} ms", tr(lang, "objective", "objetivo"),
+                                             number(bound->si() * 1e3, 0, lang)),
+                                 bound->si() * 1e3, bound->si() * 1e3});
+      }
+      refs.push_back(
+          Reference{tr(lang, "capacity", "capacidade"), best->amount, best->amount, true});
+      h.figure(line_chart_svg({p99, p50}, Axis{load_axis, false},
+                              Axis{std::string(tr(lang, en, pt)) + " (ms)", false}, refs, lang),
+               fmt::format(
+                   "{}, {}: p50 {} p99 {}; {} {}.", tr(lang, en, pt), shape_name(*best),
+                   tr(lang, "and", "e"),
+                   tr(lang, "against the load on one instance", "contra a carga em uma instância"),
+                   job.slo.any()
+                       ? tr(lang, "capacity within the objective", "capacidade dentro do objetivo")
+                       : tr(lang, "most it serves", "o máximo que serve"),
+                   number(best->amount, closed ? 0 : 2, lang) + " " +
+                       (closed ? tr(lang, "users", "usuários")
+                               : tr(lang, "requests/s", "requisições/s"))));
+    };
+    curve(
+        "time per output token", "tempo por token de saída",
+        [](const ServingResult& x) -> const Percentiles& { return x.tpot; }, job.slo.tpot_p99);
+    curve(
+        "time to first token", "tempo até o primeiro token",
+        [](const ServingResult& x) -> const Percentiles& { return x.ttft; }, job.slo.ttft_p99);
+  }
+  // Memory per GPU of every shape that has room for the weights.
+  std::vector<StackedRow> rows;
+  for (const ServeOption& o : a.options) {
+    if (!o.model->feasible())
+      continue;
+    const InferenceModel& m = *o.model;
+    const double usable = m.usable_per_gpu() / GiB(1);
+    const double weights = m.weights_per_gpu() / GiB(1);
+    const double kv = m.kv_budget_per_gpu() / GiB(1);
+    rows.push_back(StackedRow{shape_name(o),
+                              {Segment{tr(lang, "weights", "pesos"), weights},
+                               Segment{tr(lang, "KV cache", "cache KV"), std::max(0.0, kv)},
+                               Segment{tr(lang, "activations and runtime", "ativações e runtime"),
+                                       std::max(0.0, usable - weights - std::max(0.0, kv))}},
+                              usable,
+                              fmt::format("{} {}", tr(lang, "usable", "utilizável"),
+                                          gib_text(m.usable_per_gpu(), lang))});
+  }
+  if (!rows.empty()) {
+    h.figure(stacked_bars_svg(rows, "GiB", lang),
+             tr(lang,
+                "Memory per GPU of each shape: the KV cache takes what the weights and the "
+                "runtime leave of the usable memory.",
+                "Memória por GPU de cada formato: o cache KV ocupa o que os pesos e o runtime "
+                "deixam da memória utilizável."));
+  }
+  h.heading(tr(lang, "Instance shapes", "Formatos de instância"));
+  Table t(
+      {"tp x pp", tr(lang, "weights/GPU", "pesos/GPU"), tr(lang, "KV cache/GPU", "cache KV/GPU"),
+       closed ? tr(lang, "users", "usuários") : tr(lang, "req/s", "req/s"),
+       tr(lang, "per GPU", "por GPU"), tr(lang, "output tok/s", "tokens de saída/s"), ""},
+      {false, true, true, true, true, true, false});
+  for (const ServeOption& o : a.options) {
+    if (!o.serves() || !o.model->feasible()) {
+      t.add({shape_name(o), "-", "-", "-", "-", "-", o.reason});
+      continue;
+    }
+    t.add({shape_name(o), gib_text(o.model->weights_per_gpu(), lang),
+           gib_text(o.model->kv_budget_per_gpu(), lang), number(o.amount, closed ? 0 : 2, lang),
+           number(o.per_gpu, closed ? 1 : 2, lang), number(std::round(o.tokens_per_s), 0, lang),
+           &o == best ? tr(lang, "best per GPU", "melhor por GPU") : ""});
+  }
+  h.table(t);
+  return h.str();
+}
 
 void print_serve_text(const ServeReport& r) {
   const ServeJob& job = r.job;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gpuplan/hardware.h"
+#include "gpuplan/lang.h"
 #include "gpuplan/serve.h"
 
 namespace gpuplan::cli {
@@ -29,6 +30,14 @@ struct ServeReport {
 
 void print_serve_text(const ServeReport& r);
 void print_serve_json(const ServeReport& r);
+// The shapes as CSV, one row each.
+void print_serve_csv(const ServeReport& r);
+
+// Loads the HTML report draws the latency curve at (ServeJob::curve_points).
+inline constexpr int64_t kCurvePoints = 12;
+// The HTML report: the answer, latency against load with the objective, memory per GPU of each
+// shape, and the shapes' table. REQUIRES: r.job.curve_points set before serve() ran.
+std::string serve_html(const ServeReport& r, Lang lang);
 
 }  // namespace gpuplan::cli
 

@@ -10,6 +10,7 @@
 #include "flags.h"
 #include "gpuplan/search.h"
 #include "gpuplan/validation.h"
+#include "html.h"
 #include "report.h"
 #include "train_report.h"
 
@@ -25,14 +26,28 @@ struct SearchSettings {
   int threads;
   bool tp_across_nodes;
   bool json;
+  const ReportFlags* out;
 };
+
+// "llama-3.1-8b: 8,030,261,248 parameters, global batch 512 x 4,096 tokens".
+std::string model_line(const Model& model, const TrainJob& base) {
+  return fmt::format("{}: {} parameters, global batch {} x {} tokens", model.id,
+                     grouped(count_parameters(model).total), base.global_batch,
+                     grouped(base.memory.seq));
+}
+
+std::string cluster_line(const Cluster& c) {
+  return fmt::format(
+      "{} x {} ({} per node on {}{})", c.gpus, c.gpu->id, c.gpus_per_node, c.scale_up->id,
+      c.scale_out
+          ? fmt::format(", {} x {} per node between nodes", c.nics_per_node, c.scale_out->id)
+          : std::string());
+}
 
 int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
                const Cluster& cluster, const TrainJob& base, Recompute recompute,
                const SearchSettings& s) {
   const Precision precision = base.memory.precision;
-  const int64_t seq = base.memory.seq;
-  const int64_t global_batch = base.global_batch;
   SearchOptions o;
   auto fixed = [&](const char* flag, int64_t v) {
     return app.count(flag) > 0 ? std::optional<int64_t>(v) : std::nullopt;
@@ -67,6 +82,30 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
     }
     return "";
   };
+  Table t({"rank", "layout", "step (s)", "tokens/s", "MFU (%)", "GiB/GPU", ""},
+          {true, false, true, true, true, true, false});
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    const TrainEstimate& e = r.top[i];
+    t.add({fmt::format("{}", i + 1), train_layout_text(e.job),
+           fmt::format("{:.4g}", e.step.total().si()), grouped(std::llround(e.tokens_per_s)),
+           fmt::format("{:.1f}", e.mfu * 100), fmt::format("{:.1f}", e.memory.total() / GiB(1)),
+           mfu_note(e)});
+  }
+  if (!s.out->html.empty()) {
+    HtmlReport h(fmt::format("gpuplan train --search: {}", model.id), s.out->lang);
+    h.paragraph(model_line(model, base));
+    h.paragraph(cluster_line(cluster));
+    if (r.top.empty()) {
+      h.verdict(tr(s.out->lang, "no layout can run: ", "nenhum layout roda: ") + r.reason);
+    } else {
+      h.verdict(fmt::format("{}: {}", tr(s.out->lang, "best layout", "melhor layout"),
+                            train_layout_text(r.top.front().job)));
+      h.table(t);
+      add_train_html(h, r.top.front());
+    }
+    if (Result<bool> w = write_html_file(s.out->html, h.str()); !w)
+      return report_error(kName, w.error());
+  }
   if (s.json) {
     JsonWriter w;
     w.begin_object()
@@ -103,23 +142,13 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
     emit("{}", w.str());
     return kExitOk;
   }
-  emit("model   {}: {} parameters, global batch {} x {} tokens\n", model.id,
-       grouped(count_parameters(model).total), global_batch, grouped(seq));
+  emit("model   {}\n", model_line(model, base));
   emit("cluster {} x {}\n", cluster.gpus, cluster.gpu->id);
   emit("search  {} layouts in the space, {} evaluated in {:.3f} s on {} thread(s)\n",
        grouped(r.space), grouped(r.evaluated), r.seconds, o.threads);
   if (r.top.empty()) {
     emit("verdict: no layout can run: {}\n", r.reason);
     return kExitOk;
-  }
-  Table t({"rank", "layout", "step (s)", "tokens/s", "MFU (%)", "GiB/GPU", ""},
-          {true, false, true, true, true, true, false});
-  for (size_t i = 0; i < r.top.size(); ++i) {
-    const TrainEstimate& e = r.top[i];
-    t.add({fmt::format("{}", i + 1), train_layout_text(e.job),
-           fmt::format("{:.4g}", e.step.total().si()), grouped(std::llround(e.tokens_per_s)),
-           fmt::format("{:.1f}", e.mfu * 100), fmt::format("{:.1f}", e.memory.total() / GiB(1)),
-           mfu_note(e)});
   }
   emit("\n{}\nbest layout:\n", t.str());
   print_train_text(r.top.front());
@@ -200,7 +229,12 @@ int run_train(const std::vector<std::string>& args) {
   app.add_option("--data", data, "catalog directory");
   std::string profile;
   app.add_option("--profile", profile, "calibration profile from gpuplan calibrate");
+  ReportFlags out;
+  add_report_flags(app, out, false);
   if (std::optional<int> done = parse_flags(app, args, kName)) {
+    return *done;
+  }
+  if (std::optional<int> done = finish_report_flags(out, json, kName)) {
     return *done;
   }
   // Ranges are checked by the flags' field rules (fields.h) as they are parsed.
@@ -260,7 +294,7 @@ int run_train(const std::vector<std::string>& args) {
   if (search) {
     return run_search(app, *catalog, *model, *cluster, base, *rc,
                       SearchSettings{tp, pp, dp, cp, ep, etp, micro_batch, virtual_stages, zero, sp,
-                                     top, threads, tp_across_nodes, json});
+                                     top, threads, tp_across_nodes, json, &out});
   }
   TrainJob job = base;
   job.memory.recompute = *rc;
@@ -272,6 +306,14 @@ int run_train(const std::vector<std::string>& args) {
     return report_error(kName, answer.error());
   }
   const TrainEstimate& e = *answer;
+  if (!out.html.empty()) {
+    HtmlReport h(fmt::format("gpuplan train: {}", model->id), out.lang);
+    h.paragraph(model_line(*model, base));
+    h.paragraph(cluster_line(*cluster));
+    add_train_html(h, e);
+    if (Result<bool> w = write_html_file(out.html, h.str()); !w)
+      return report_error(kName, w.error());
+  }
   if (json) {
     JsonWriter w;
     w.begin_object()
@@ -286,13 +328,8 @@ int run_train(const std::vector<std::string>& args) {
     emit("{}", w.str());
     return kExitOk;
   }
-  emit("model   {}: {} parameters, global batch {} x {} tokens\n", model->id,
-       grouped(count_parameters(*model).total), global_batch, grouped(seq));
-  emit("cluster {} x {} ({} per node on {}{})\n", cluster->gpus, cluster->gpu->id,
-       cluster->gpus_per_node, cluster->scale_up->id,
-       cluster->scale_out ? fmt::format(", {} x {} per node between nodes", cluster->nics_per_node,
-                                        cluster->scale_out->id)
-                          : std::string());
+  emit("model   {}\n", model_line(*model, base));
+  emit("cluster {}\n", cluster_line(*cluster));
   print_train_text(e);
   return kExitOk;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "html.h"
 #include "output.h"
 #include "report.h"
 
@@ -138,6 +139,87 @@ std::string duration(Seconds t) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, Seconds>> step_items(const StepTime& s, Lang lang) {
+  return {
+      {tr(lang, "compute (forward + backward)", "cômputo (forward + backward)"),
+       s.compute - s.recompute},
+      {tr(lang, "recompute", "recomputação"), s.recompute},
+      {tr(lang, "tensor-parallel communication (exposed)", "comunicação tensor-parallel (exposta)"),
+       s.tp_comm},
+      {tr(lang, "context-parallel communication (exposed)",
+          "comunicação context-parallel (exposta)"),
+       s.cp_comm},
+      {tr(lang, "pipeline transfers", "transferências do pipeline"), s.pp_comm},
+      {tr(lang, "pipeline bubble", "bolha do pipeline"), s.bubble},
+      {tr(lang, "data-parallel communication (exposed)", "comunicação data-parallel (exposta)"),
+       s.dp_comm},
+      {tr(lang, "optimizer step", "passo do otimizador"), s.optimizer},
+      {tr(lang, "fixed per-step overhead", "custo fixo por passo"), s.overhead},
+  };
+}
+
+StackedRow memory_row(const MemoryBreakdown& m, Bytes usable, const std::string& label, Lang lang) {
+  const double g = GiB(1).si();
+  StackedRow r;
+  r.label = label;
+  r.segments = {{tr(lang, "weights", "pesos"), m.weights.si() / g},
+                {tr(lang, "gradients", "gradientes"), m.gradients.si() / g},
+                {tr(lang, "optimizer states", "estados do otimizador"), m.optimizer.si() / g},
+                {tr(lang, "activations", "ativações"), m.activations.si() / g},
+                {tr(lang, "KV cache", "cache KV"), m.kv_cache.si() / g},
+                {tr(lang, "runtime overhead", "reserva do runtime"), m.overhead.si() / g}};
+  std::erase_if(r.segments, [](const Segment& s) { return !(s.value > 0); });
+  r.limit = usable.si() / g;
+  r.limit_label = fmt::format("{} {}", tr(lang, "usable", "utilizável"), gib_text(usable, lang));
+  return r;
+}
+
+void add_train_html(HtmlReport& h, const TrainEstimate& e) {
+  const Lang lang = h.lang();
+  if (!e.feasible) {
+    h.verdict(tr(lang, "infeasible: ", "inviável: ") + e.reason);
+    return;
+  }
+  h.paragraph(tr(lang, "software: ", "software: ") + software_text(e.job));
+  h.paragraph(fmt::format("layout: {} ({} {})", train_layout_text(e.job), e.micro_batches,
+                          tr(lang, "micro-batches per step", "micro-lotes por passo")));
+  h.heading(tr(lang, "Where the step goes", "Para onde vai o passo"));
+  std::vector<Bar> bars;
+  const Seconds total = e.step.total();
+  for (const auto& [name, t] : step_items(e.step, lang)) {
+    if (!(t.si() > 0))
+      continue;  // the parts this layout does not have
+    bars.push_back(Bar{name, t.si(), number(100.0 * t.si() / total.si(), 1, lang) + " %"});
+  }
+  h.figure(bars_svg(bars, tr(lang, "time per step (s)", "tempo por passo (s)"), lang),
+           fmt::format("{}: {} s; {} {} tokens/s, MFU {} %, HFU {} %.",
+                       tr(lang, "One step", "Um passo"), number(total.si(), 3, lang),
+                       tr(lang, "throughput", "vazão"), number(std::round(e.tokens_per_s), 0, lang),
+                       number(e.mfu * 100, 1, lang), number(e.hfu * 100, 1, lang)));
+  h.heading(tr(lang, "Memory per GPU", "Memória por GPU"));
+  h.figure(
+      stacked_bars_svg(
+          {memory_row(e.memory, e.usable, tr(lang, "heaviest GPU", "GPU mais carregada"), lang)},
+          "GiB", lang),
+      e.fits_memory
+          ? fmt::format("{} {} {} {}.", gib_text(e.memory.total(), lang), tr(lang, "of", "de"),
+                        gib_text(e.usable, lang), tr(lang, "usable: fits", "utilizáveis: cabe"))
+          : fmt::format("{} {} {}: {}", gib_text(e.memory.total(), lang),
+                        tr(lang, "against", "contra"), gib_text(e.usable, lang),
+                        tr(lang,
+                           "does not fit; the times are for a layout that "
+                           "cannot run",
+                           "não cabe; os tempos são de um layout que não roda")));
+  if (e.job.tokens > 0) {
+    h.paragraph(fmt::format("{} tokens: {}, {} GPU-{}, {} MWh {}{}", number(e.job.tokens, 0, lang),
+                            duration_text(e.time_to_train, lang),
+                            number(std::round(e.gpu_hours), 0, lang), tr(lang, "hours", "horas"),
+                            number(e.energy_joules / 3.6e9, 1, lang), tr(lang, "at TDP", "no TDP"),
+                            e.cost ? ", " + money_text(*e.cost, lang)
+                                   : std::string(tr(lang, " (no price)", " (sem preço)"))));
+  }
+}
+
 void print_train_text(const TrainEstimate& e) {
   if (!e.feasible) {
     emit("verdict: infeasible: {}\n", e.reason);
@@ -154,15 +236,9 @@ void print_train_text(const TrainEstimate& e) {
     t.add(
         {name, fmt::format("{:.4g}", v.si()), fmt::format("{:.1f}", 100.0 * v.si() / total.si())});
   };
-  row("compute (forward + backward)", s.compute - s.recompute);
-  row("recompute", s.recompute);
-  row("tensor-parallel communication (exposed)", s.tp_comm);
-  row("context-parallel communication (exposed)", s.cp_comm);
-  row("pipeline transfers", s.pp_comm);
-  row("pipeline bubble", s.bubble);
-  row("data-parallel communication (exposed)", s.dp_comm);
-  row("optimizer step", s.optimizer);
-  row("fixed per-step overhead", s.overhead);
+  for (const auto& [name, v] : step_items(s, Lang::kEn)) {
+    row(name, v);
+  }
   row("step", total);
   emit("\n{}", t.str());
   emit("\nthroughput  {} tokens/s ({:.0f} tokens/s per GPU)\n",

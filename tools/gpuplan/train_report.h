@@ -4,11 +4,14 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpuplan/catalog.h"
 #include "gpuplan/json_writer.h"
 #include "gpuplan/machines.h"
 #include "gpuplan/training.h"
+#include "html.h"
 
 namespace gpuplan::cli {
 
@@ -23,6 +26,15 @@ void write_train_json(JsonWriter& w, const TrainEstimate& e);
 
 // The human report: verdict, step-time breakdown table, throughput, MFU, totals.
 void print_train_text(const TrainEstimate& e);
+
+// Where a step goes, item by item (the step is their sum), named for people.
+std::vector<std::pair<std::string, Seconds>> step_items(const StepTime& s, Lang lang);
+
+// One GPU's memory as a stacked bar against `usable`, in GiB.
+StackedRow memory_row(const MemoryBreakdown& m, Bytes usable, const std::string& label, Lang lang);
+
+// The estimate in an HTML report: the step-time breakdown and the memory charts, the totals.
+void add_train_html(HtmlReport& h, const TrainEstimate& e);
 
 }  // namespace gpuplan::cli
 

@@ -134,6 +134,12 @@ function fmt(n, digits) {
   return Number(n).toLocaleString(lang === "pt" ? "pt-BR" : "en-US",
                                   {maximumFractionDigits: digits === undefined ? 0 : digits});
 }
+// A cost as the CLI writes it in each language: "10,549 BRL"; "R$ 10.549,00".
+function money(v, currency) {
+  if (lang !== "pt") return fmt(v) + " " + currency;
+  const n = Number(v).toLocaleString("pt-BR", {minimumFractionDigits: 2, maximumFractionDigits: 2});
+  return currency === "BRL" ? "R$ " + n : currency === "USD" ? "US$ " + n : n + " " + currency;
+}
 function duration(s) {
   if (s >= 86400) return fmt(s / 86400, 1) + " d";
   if (s >= 3600) return fmt(s / 3600, 1) + " h";
@@ -221,7 +227,7 @@ function svgMemory(offer, gpus, memory, usable) {
 }
 function show(plan, fit, job) {
   $("result").classList.remove("hidden");
-  $("verdict").textContent = plan.headline;
+  $("verdict").textContent = (plan.headlines || {})[lang === "pt" ? "pt-BR" : "en"] || plan.headline;
   const serving = job.task === "serve";
   const head = $("ranked").querySelector("thead"), body = $("ranked").querySelector("tbody");
   head.replaceChildren(); body.replaceChildren();
@@ -231,8 +237,8 @@ function show(plan, fit, job) {
   for (const c of cols) { const th = document.createElement("th"); th.textContent = t(c); hr.appendChild(th); }
   head.appendChild(hr);
   plan.ranked.forEach((p, i) => {
-    const money = p.cost_per_month !== undefined ? p.cost_per_month : p.cost;
-    const cost = money === null || money === undefined ? "-" : fmt(money) + " " + p.currency;
+    const amount = p.cost_per_month !== undefined ? p.cost_per_month : p.cost;
+    const cost = amount === null || amount === undefined ? "-" : money(amount, p.currency);
     const cells = serving
       ? [i + 1, p.offer, p.nodes, p.gpus, p.layout, fmt(p.tpot_p99_s * 1e3, 1), cost]
       : [i + 1, p.offer, p.nodes, p.gpus, p.layout, duration(p.time_s), fmt(p.mfu * 100, 1), cost];
@@ -250,7 +256,7 @@ function show(plan, fit, job) {
   if (priced.length > 0 && priced.every((p) => p.currency === priced[0].currency)) {
     $("chart-cost").appendChild(svgBars(t("costchart"), priced.map((p) => {
       const v = p.cost_per_month ?? p.cost;
-      return {label: p.offer, value: v, text: fmt(v) + " " + p.currency};
+      return {label: p.offer, value: v, text: money(v, p.currency)};
     }), priced[0].currency + (serving ? " " + t("month") : "")));
   } else if (!serving && plan.ranked.length > 0) {
     $("chart-cost").appendChild(svgBars(t("timechart"), plan.ranked.map((p) => (
