@@ -68,19 +68,22 @@ Task task_of(JobKind k) {
 }
 
 // The node price in the plan's currency, from the offer or the user; a note when missing.
-std::optional<Money> node_price(const PlanJob& job, const Offer& o, std::string& note) {
+std::optional<Money> node_price(const PlanJob& job, const Offer& o, Text& note) {
   std::optional<Money> price = o.price_per_node_hour;
   if (auto it = job.prices.find(o.id); it != job.prices.end()) {
     price = it->second;
   }
   if (!price) {
-    note = fmt::format("{} has no public price: give it with --price {}=VALUE/h", o.id, o.id);
+    note = {fmt::format("{} has no public price: give it with --price {}=VALUE/h", o.id, o.id),
+            fmt::format("{} não tem preço público: informe-o com --price {}=VALOR/h", o.id, o.id)};
     return std::nullopt;
   }
   std::optional<Money> converted = convert(*price, job.currency, job.usd_rate);
   if (!converted) {
-    note = fmt::format("{} is priced in {}; give --usd-rate to compare it in {}", o.id,
-                       price->currency, job.currency);
+    note = {fmt::format("{} is priced in {}; give --usd-rate to compare it in {}", o.id,
+                        price->currency, job.currency),
+            fmt::format("{} tem preço em {}; informe --usd-rate para compará-lo em {}", o.id,
+                        price->currency, job.currency)};
   }
   return converted;
 }
@@ -105,7 +108,8 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
   const Gpu& gpu = **c.gpu(o.gpu);
   if (!gpu.efficiency) {
     best.why = Why::kCalibration;
-    best.why_not = fmt::format("{} has no efficiency calibration for time estimates", gpu.id);
+    best.why_not = {fmt::format("{} has no efficiency calibration for time estimates", gpu.id),
+                    fmt::format("{} não tem calibração de eficiência para estimar tempos", gpu.id)};
     return best;
   }
   std::vector<PlanCandidate> runs;
@@ -142,13 +146,17 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
   }
   if (runs.empty()) {
     best.why = last_why;
-    best.why_not = last_why == Why::kMemory
-                       ? fmt::format(
-                             "does not fit: no layout of up to {} x {} holds it in {} "
-                             "of usable memory per GPU",
-                             limit * o.gpus_per_node, gpu.id,
-                             fmt::format("{:.1f} GiB", gpu.memory_usable / GiB(1)))
-                       : fmt::format("cannot run: {}", last_reason);
+    const int64_t most = limit * o.gpus_per_node;
+    best.why_not =
+        last_why == Why::kMemory
+            ? Text{fmt::format("does not fit: no layout of up to {} x {} holds it in {} of "
+                               "usable memory per GPU",
+                               most, gpu.id, gib_text(gpu.memory_usable, Lang::kEn)),
+                   fmt::format("não cabe: nenhum layout de até {} x {} o comporta em {} de "
+                               "memória utilizável por GPU",
+                               most, gpu.id, gib_text(gpu.memory_usable, Lang::kPt))}
+            : Text{fmt::format("cannot run: {}", last_reason),
+                   fmt::format("não roda: {}", last_reason)};
     return best;
   }
   // The fewest nodes that meet the deadline; if none does, the fastest.
@@ -157,14 +165,19 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
     chosen = *std::min_element(runs.begin(), runs.end(),
                                [](const auto& a, const auto& b) { return a.time < b.time; });
     chosen.why = Why::kDeadline;
-    chosen.why_not = fmt::format(
-        "misses the deadline: {} at best ({} node{}), {} over", duration_text(chosen.time),
-        chosen.nodes, chosen.nodes == 1 ? "" : "s", duration_text(chosen.time - *job.deadline));
+    chosen.why_not = {
+        fmt::format("misses the deadline: {} at best ({} node{}), {} over",
+                    duration_text(chosen.time), chosen.nodes, chosen.nodes == 1 ? "" : "s",
+                    duration_text(chosen.time - *job.deadline)),
+        fmt::format("perde o prazo: {} no melhor caso ({} nó{}), {} além",
+                    duration_text(chosen.time, Lang::kPt), chosen.nodes,
+                    chosen.nodes == 1 ? "" : "s",
+                    duration_text(chosen.time - *job.deadline, Lang::kPt))};
   }
   const PlanCandidate& first = runs.front();
   chosen.scaling_efficiency = 100.0 * first.time.si() * static_cast<double>(first.gpus) /
                               (chosen.time.si() * static_cast<double>(chosen.gpus));
-  std::string note;
+  Text note;
   if (std::optional<Money> price = node_price(job, o, note)) {
     const double hours = chosen.time.si() / 3600.0;
     chosen.hourly = Money{price->amount * static_cast<double>(chosen.nodes), price->currency};
@@ -236,7 +249,8 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   if (b == nullptr) {
     const ServeOption& closest = no_shape(a);
     best.why = closest.why;
-    best.why_not = fmt::format("cannot serve: at {}: {}", shape_name(closest), closest.reason);
+    best.why_not = {fmt::format("cannot serve: at {}: {}", shape_name(closest), closest.reason),
+                    fmt::format("não serve: em {}: {}", shape_name(closest), closest.reason)};
     return best;
   }
   const ServeFleet& f = *a.fleet;
@@ -246,14 +260,18 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
           : f.replicas * ((b->gpus + o.gpus_per_node - 1) / o.gpus_per_node);
   if (!f.met) {
     best.why = Why::kObjective;
-    best.why_not = fmt::format("cannot serve: {} replicas of {} still miss the latency target",
-                               f.replicas, shape_name(*b));
+    best.why_not = {fmt::format("cannot serve: {} replicas of {} still miss the latency target",
+                                f.replicas, shape_name(*b)),
+                    fmt::format("não serve: {} réplicas de {} ainda perdem a meta de latência",
+                                f.replicas, shape_name(*b))};
     return best;
   }
   if (nodes > node_limit) {
     best.why = Why::kNodes;
-    best.why_not = fmt::format("cannot serve: needs {} nodes of {} (at {}), the offer has {}",
-                               nodes, o.gpus_per_node, shape_name(*b), node_limit);
+    best.why_not = {fmt::format("cannot serve: needs {} nodes of {} (at {}), the offer has {}",
+                                nodes, o.gpus_per_node, shape_name(*b), node_limit),
+                    fmt::format("não serve: precisa de {} nós de {} (em {}), a oferta tem {}",
+                                nodes, o.gpus_per_node, shape_name(*b), node_limit)};
     return best;
   }
   best.feasible = true;
@@ -267,7 +285,7 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
                                             shape_name(*b), grouped(std::llround(f.share)))
                               : fmt::format("{} replica(s) of {}, {:.3g} requests/s each",
                                             f.replicas, shape_name(*b), f.share);
-  std::string note;
+  Text note;
   if (std::optional<Money> price = node_price(job, o, note)) {
     best.hourly = Money{price->amount * static_cast<double>(best.nodes), price->currency};
     best.cost = Money{best.hourly->amount * kHoursPerMonth, price->currency};
@@ -341,7 +359,7 @@ std::set<std::string> foreign_currencies(const PlanJob& job, const Catalog& cata
 // needs converting or no rate is known.
 struct PlanRate {
   std::optional<double> per_usd;
-  std::string note;
+  Text note;
 };
 
 PlanRate plan_rate(const PlanJob& job, const Catalog& catalog, const std::string& target,
@@ -355,15 +373,23 @@ PlanRate plan_rate(const PlanJob& job, const Catalog& catalog, const std::string
   const std::string converted = target != "USD"
                                     ? fmt::format("prices in USD are shown in {}", target)
                                     : fmt::format("prices in {} are shown in USD", currency);
+  const std::string convertido = target != "USD"
+                                     ? fmt::format("preços em USD aparecem em {}", target)
+                                     : fmt::format("preços em {} aparecem em USD", currency);
   if (job.usd_rate) {
     r.per_usd = job.usd_rate;
-    r.note = fmt::format("{} at {:g} {} per USD (usd_rate)", converted, *job.usd_rate, currency);
+    r.note = {fmt::format("{} at {:g} {} per USD (usd_rate)", converted, *job.usd_rate, currency),
+              fmt::format("{} a {} {} por USD (usd_rate)", convertido,
+                          number(*job.usd_rate, 4, Lang::kPt), currency)};
   } else if (const ExchangeRate* x = catalog.usd_rate(currency)) {
     r.per_usd = x->per_usd;
-    r.note = fmt::format(
-        "{} at {:g} {} per USD ({}, {}; data/params/exchange.toml); --usd-rate "
-        "gives another",
-        converted, x->per_usd, currency, x->publisher, x->date);
+    r.note = {
+        fmt::format("{} at {:g} {} per USD ({}, {}; data/params/exchange.toml); --usd-rate "
+                    "gives another",
+                    converted, x->per_usd, currency, x->publisher, x->date),
+        fmt::format("{} a {} {} por USD ({}, {}; data/params/exchange.toml); --usd-rate "
+                    "informa outra",
+                    convertido, number(x->per_usd, 4, Lang::kPt), currency, x->publisher, x->date)};
   }
   return r;
 }
@@ -558,8 +584,10 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
       for (const Site& s : o.sites)
         where.push_back(fmt::format("{} ({})", s.id, s.country));
       rejected.why = Why::kResidency;
-      rejected.why_not = fmt::format("outside residency {}: sites {}",
-                                     fmt::join(job.residency, ", "), fmt::join(where, ", "));
+      rejected.why_not = {fmt::format("outside residency {}: sites {}",
+                                      fmt::join(job.residency, ", "), fmt::join(where, ", ")),
+                          fmt::format("fora da residência {}: locais {}",
+                                      fmt::join(job.residency, ", "), fmt::join(where, ", "))};
       plan.rejected.push_back(rejected);
       continue;
     }
@@ -572,9 +600,10 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
     if (job.budget && p.cost && p.cost->currency == job.budget->currency &&
         p.cost->amount > job.budget->amount) {
       p.why = Why::kBudget;
-      p.why_not = fmt::format("over budget: {} {} > {} {}", grouped(std::llround(p.cost->amount)),
-                              p.cost->currency, grouped(std::llround(job.budget->amount)),
-                              job.budget->currency);
+      p.why_not = {fmt::format("over budget: {} > {}", money_text(*p.cost, Lang::kEn),
+                               money_text(*job.budget, Lang::kEn)),
+                   fmt::format("acima do orçamento: {} > {}", money_text(*p.cost, Lang::kPt),
+                               money_text(*job.budget, Lang::kPt))};
       plan.rejected.push_back(p);
       continue;
     }
@@ -610,9 +639,14 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   std::sort(plan.rejected.begin(), plan.rejected.end(),
             [](const auto& a, const auto& b) { return a.offer->id < b.offer->id; });
   if (!by_cost && !plan.ranked.empty()) {
-    plan.notes.push_back(fmt::format(
-        "offers with a price in {} are ranked by cost; the others follow by {}",
-        currency.empty() ? "one currency" : currency, serving ? "GPUs needed" : "time to finish"));
+    plan.notes.push_back(
+        {fmt::format("offers with a price in {} are ranked by cost; the others follow by {}",
+                     currency.empty() ? "one currency" : currency,
+                     serving ? "GPUs needed" : "time to finish"),
+         fmt::format("as ofertas com preço em {} são classificadas pelo custo; as outras seguem "
+                     "por {}",
+                     currency.empty() ? "uma moeda" : currency,
+                     serving ? "GPUs necessárias" : "tempo até terminar")});
   }
   for (const PlanCandidate& p : plan.ranked) {
     if (!p.price_note.empty())
@@ -632,11 +666,16 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
           published && p.training ? best_published_mfu(*published, p.offer->gpu, job.precision)
                                   : std::nullopt;
       if (ceiling && p.mfu > ceiling->mfu) {
-        plan.notes.push_back(fmt::format(
-            "{}: predicted MFU {:.1f} % is above the best published {} run in {} ({:.1f} %, {}); "
-            "its time may be optimistic",
-            p.offer->id, p.mfu * 100, p.offer->gpu, precision_name(job.precision),
-            ceiling->mfu * 100, ceiling->id));
+        plan.notes.push_back(
+            {fmt::format("{}: predicted MFU {:.1f} % is above the best published {} run in {} "
+                         "({:.1f} %, {}); its time may be optimistic",
+                         p.offer->id, p.mfu * 100, p.offer->gpu, precision_name(job.precision),
+                         ceiling->mfu * 100, ceiling->id),
+             fmt::format("{}: o MFU previsto de {} % está acima da melhor execução publicada "
+                         "em {} com {} ({} %, {}); seu tempo pode ser otimista",
+                         p.offer->id, number(p.mfu * 100, 1, Lang::kPt), p.offer->gpu,
+                         precision_name(job.precision), number(ceiling->mfu * 100, 1, Lang::kPt),
+                         ceiling->id)});
       }
     }
   }
@@ -650,9 +689,11 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
       lora.kind = JobKind::kLora;
       const Plan alternative = make_plan(lora, model, catalog, threads);
       for (const PlanCandidate& p : alternative.ranked) {
-        plan.lora_alternative.push_back(fmt::format("{} ({} node{}, {})", p.offer->id, p.nodes,
-                                                    p.nodes == 1 ? "" : "s",
-                                                    duration_text(p.time)));
+        plan.lora_alternative.push_back(
+            {fmt::format("{} ({} node{}, {})", p.offer->id, p.nodes, p.nodes == 1 ? "" : "s",
+                         duration_text(p.time)),
+             fmt::format("{} ({} nó{}, {})", p.offer->id, p.nodes, p.nodes == 1 ? "" : "s",
+                         duration_text(p.time, Lang::kPt))});
       }
     }
     plan.verdict = plan.rejected.empty() ? PlanVerdict::kNoOffer

@@ -53,7 +53,7 @@ TEST_F(AdvisorTest, ResidencyKeepsOnlyOffersWithASiteInTheCountry) {
   EXPECT_EQ(p.ranked[0].offer->id, "eveo-hgx-8xh200");
   for (const PlanCandidate& r : p.rejected) {
     const bool brazilian = r.offer->id.starts_with("eveo-");
-    EXPECT_EQ(r.why_not.starts_with("outside residency BR"), !brazilian) << r.offer->id;
+    EXPECT_EQ(r.why_not.en.starts_with("outside residency BR"), !brazilian) << r.offer->id;
     EXPECT_EQ(r.why == Why::kResidency, !brazilian) << r.offer->id;
   }
 }
@@ -66,7 +66,7 @@ TEST_F(AdvisorTest, FullFineTuneOf70bDoesNotFitOneHgx) {
   const Plan p = plan(j);
   EXPECT_TRUE(p.ranked.empty());
   ASSERT_EQ(p.rejected.size(), 1U);
-  EXPECT_TRUE(p.rejected[0].why_not.starts_with("does not fit")) << p.rejected[0].why_not;
+  EXPECT_TRUE(p.rejected[0].why_not.en.starts_with("does not fit")) << p.rejected[0].why_not.en;
   EXPECT_EQ(p.rejected[0].why, Why::kMemory);
   EXPECT_EQ(p.headline, "No offer can run this job; the reasons are below.");
 }
@@ -78,8 +78,10 @@ TEST_F(AdvisorTest, PointsToLoraWhenAFullFineTuneCannotRun) {
   const Plan p = plan(j);
   EXPECT_TRUE(p.ranked.empty());
   ASSERT_EQ(p.lora_alternative.size(), 1U);
-  EXPECT_TRUE(p.lora_alternative[0].starts_with("eveo-hgx-8xh200 (1 node, "))
-      << p.lora_alternative[0];
+  EXPECT_TRUE(p.lora_alternative[0].en.starts_with("eveo-hgx-8xh200 (1 node, "))
+      << p.lora_alternative[0].en;
+  EXPECT_TRUE(p.lora_alternative[0].pt.starts_with("eveo-hgx-8xh200 (1 nó, "))
+      << p.lora_alternative[0].pt;
 }
 
 TEST_F(AdvisorTest, ARequestRateIsServedAsPoissonArrivalsSharedByTheReplicas) {
@@ -87,7 +89,7 @@ TEST_F(AdvisorTest, ARequestRateIsServedAsPoissonArrivalsSharedByTheReplicas) {
   PlanJob j = serve_job("llama-3.1-8b", "aws-p5.48xlarge", 0, 500, 200, 0.04);
   j.rate_per_s = 20;
   const Plan p = plan(j);
-  ASSERT_EQ(p.ranked.size(), 1U) << (p.rejected.empty() ? "" : p.rejected[0].why_not);
+  ASSERT_EQ(p.ranked.size(), 1U) << (p.rejected.empty() ? "" : p.rejected[0].why_not.en);
   const PlanCandidate& c = p.ranked[0];
   EXPECT_EQ(c.batch_per_replica, 0);  // no users: a rate
   EXPECT_LE(c.tpot.si(), 0.04);
@@ -126,13 +128,16 @@ TEST_F(AdvisorTest, CostsInReaisUseTheCatalogsDatedRateAndSaySo) {
   ASSERT_TRUE(usd.ranked[0].cost && brl.ranked[0].cost);
   EXPECT_EQ(brl.ranked[0].cost->currency, "BRL");
   EXPECT_NEAR(brl.ranked[0].cost->amount, 5.2359 * usd.ranked[0].cost->amount, 1e-6);
-  bool said = false;
-  for (const std::string& n : brl.notes) {
-    said = said || n.starts_with(
+  bool said = false, dito = false;
+  for (const Text& n : brl.notes) {
+    // The same note for a Brazilian reader: the rate with a decimal comma.
+    dito = dito || n.pt.starts_with("preços em USD aparecem em BRL a 5,2359 BRL por USD (Banco");
+    said = said || n.en.starts_with(
                        "prices in USD are shown in BRL at 5.2359 BRL per USD (Banco "
                        "Central do Brasil, PTAX, 2026-02-04");
   }
   EXPECT_TRUE(said);
+  EXPECT_TRUE(dito);
   // A currency the catalog has no rate for still needs one.
   j.currency = "EUR";
   ASSERT_FALSE(check_plan_job(j, *catalog_).has_value());
@@ -174,7 +179,7 @@ TEST_F(AdvisorTest, AMissingPriceIsNamedWithTheFlagToGiveIt) {
   const Plan p = plan(j);
   ASSERT_EQ(p.ranked.size(), 1U);
   EXPECT_FALSE(p.ranked[0].cost.has_value());
-  EXPECT_EQ(p.ranked[0].price_note,
+  EXPECT_EQ(p.ranked[0].price_note.en,
             "eveo-hgx-8xh200 has no public price: give it with --price eveo-hgx-8xh200=VALUE/h");
   j.prices["eveo-hgx-8xh200"] = Money{320, "BRL"};
   const Plan priced = plan(j);
@@ -217,23 +222,23 @@ TEST_F(AdvisorTest, ServingRefusalsSayTheirKind) {
   // every decode step reads 16.4 GiB = 17.6 GB per GPU at 300 GB/s: 59 ms > the 50 ms target.
   const Plan slow = plan(serve_job("llama-3.1-70b", "aws-g6.48xlarge", 10, 1000, 300, 0.05));
   ASSERT_EQ(slow.rejected.size(), 1U);
-  EXPECT_EQ(slow.rejected[0].why, Why::kObjective) << slow.rejected[0].why_not;
+  EXPECT_EQ(slow.rejected[0].why, Why::kObjective) << slow.rejected[0].why_not.en;
   // One 15 GiB T4 cannot hold the weights at all.
   const Plan small = plan(serve_job("llama-3.1-70b", "aws-g4dn.xlarge", 10, 1000, 300, 0.05));
   ASSERT_EQ(small.rejected.size(), 1U);
-  EXPECT_EQ(small.rejected[0].why, Why::kMemory) << small.rejected[0].why_not;
+  EXPECT_EQ(small.rejected[0].why, Why::kMemory) << small.rejected[0].why_not.en;
   // eveo-h200 is one H200 NVL: 131.4 GiB of weights leave 4.7 GiB of KV cache, 11 contexts
   // of 1,300 tokens (serve's table), so 2,000 users need far more than its one node.
   const Plan few = plan(serve_job("llama-3.1-70b", "eveo-h200", 2000, 1000, 300, 0.05));
   ASSERT_EQ(few.rejected.size(), 1U);
-  EXPECT_EQ(few.rejected[0].why, Why::kNodes) << few.rejected[0].why_not;
+  EXPECT_EQ(few.rejected[0].why, Why::kNodes) << few.rejected[0].why_not.en;
 }
 
 TEST_F(AdvisorTest, AModelTooBigForOneNodeIsServedByPipelineStagesAcrossNodes) {
   // Llama 3.1 405B in bf16 is ~810 GB: more than one p4de node (8 x 80 GB A100). Two nodes as
   // two pipeline stages of tp 8 hold it, over the offer's EFA network.
   const Plan p = plan(serve_job("llama-3.1-405b", "aws-p4de.24xlarge", 100, 1000, 300, 0.2));
-  ASSERT_EQ(p.ranked.size(), 1U) << (p.rejected.empty() ? "" : p.rejected[0].why_not);
+  ASSERT_EQ(p.ranked.size(), 1U) << (p.rejected.empty() ? "" : p.rejected[0].why_not.en);
   const PlanCandidate& c = p.ranked[0];
   EXPECT_NE(c.layout.find("tp 8 pp 2"), std::string::npos) << c.layout;
   EXPECT_EQ(c.gpus, c.replicas * 16);

@@ -60,7 +60,7 @@ struct PlanCandidate {
   const Offer* offer = nullptr;
   bool feasible = false;
   Why why = Why::kNone;  // the kind of why_not
-  std::string why_not;   // when not feasible (or when it misses the deadline), for people
+  Text why_not;          // when not feasible (or when it misses the deadline), for people
   bool meets_deadline = true;
   int64_t nodes = 0;
   int64_t gpus = 0;
@@ -76,7 +76,7 @@ struct PlanCandidate {
   int64_t replicas = 0;           // serving
   int64_t batch_per_replica = 0;  // serving: users per replica (0 for a request rate)
   Seconds tpot;                   // serving: p99 time per output token
-  std::string price_note;         // a missing price, a currency not converted
+  Text price_note;                // a missing price, a currency not converted
 };
 
 // The kind of plain answer a plan gives; plan_headline() writes it in either language.
@@ -94,10 +94,10 @@ struct Plan {
   std::vector<PlanCandidate> ranked;    // feasible first, best first
   std::vector<PlanCandidate> rejected;  // with why_not
   PlanVerdict verdict = PlanVerdict::kNoOffer;
-  std::string headline;            // plan_headline(plan, job, Lang::kEn)
-  std::vector<std::string> notes;  // missing prices, currencies, assumptions
+  std::string headline;     // plan_headline(plan, job, Lang::kEn)
+  std::vector<Text> notes;  // missing prices, currencies, assumptions
   // For a full training job nothing can run: the offers where a LoRA fine-tune would.
-  std::vector<std::string> lora_alternative;
+  std::vector<Text> lora_alternative;
 };
 
 // The plain answer for people: "You need a cluster: 4 nodes of ... finish in 3.2 days, ...".

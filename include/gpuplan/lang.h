@@ -29,6 +29,17 @@ inline const char* tr(Lang lang, const char* en, const char* pt) {
   return lang == Lang::kPt ? pt : en;
 }
 
+// A sentence for people in both languages, written where its kind and its numbers are decided
+// (a plan's "why not", its notes). A part that comes from deeper in the models may still be
+// English inside the Portuguese sentence.
+struct Text {
+  std::string en;
+  std::string pt;
+
+  const std::string& in(Lang lang) const { return lang == Lang::kPt && !pt.empty() ? pt : en; }
+  bool empty() const { return en.empty(); }
+};
+
 // `v` with `decimals` digits after the point and the thousands grouped: "1,234.5" / "1.234,5".
 std::string number(double v, int decimals, Lang lang);
 

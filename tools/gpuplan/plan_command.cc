@@ -58,12 +58,7 @@ std::string describe(const PlanJob& j) {
 void print_json(const PlanJob& job, const Plan& plan) {
   JsonWriter w;
   w.begin_object().field("job", describe(job)).field("headline", plan.headline);
-  // The same answer in each language, for a front end that lets its reader switch.
-  w.key("headlines")
-      .begin_object()
-      .field("en", plan_headline(plan, job, Lang::kEn))
-      .field("pt-BR", plan_headline(plan, job, Lang::kPt))
-      .end_object();
+
   auto candidate = [&](const PlanCandidate& p) {
     w.begin_object().field("offer", p.offer->id).field("feasible", p.feasible);
     if (p.feasible) {
@@ -91,9 +86,9 @@ void print_json(const PlanJob& job, const Plan& plan) {
       }
     }
     if (!p.why_not.empty())
-      w.field("why_not", p.why_not).field("why_kind", std::string(why_name(p.why)));
+      w.field("why_not", p.why_not.en).field("why_kind", std::string(why_name(p.why)));
     if (!p.price_note.empty())
-      w.field("price_note", p.price_note);
+      w.field("price_note", p.price_note.en);
     w.end_object();
   };
   w.key("ranked").begin_array();
@@ -103,13 +98,37 @@ void print_json(const PlanJob& job, const Plan& plan) {
   for (const PlanCandidate& p : plan.rejected)
     candidate(p);
   w.end_array().key("lora_alternative").begin_array();
-  for (const std::string& n : plan.lora_alternative)
-    w.value(n);
+  for (const Text& n : plan.lora_alternative)
+    w.value(n.en);
   w.end_array().key("notes").begin_array();
-  for (const std::string& n : plan.notes)
-    w.value(n);
-  w.end_array().end_object();
+  for (const Text& n : plan.notes)
+    w.value(n.en);
+  w.end_array();
+  // The sentences above for a Portuguese reader, so that a front end can switch language
+  // without asking again; keys and numbers are the same in every language.
+  w.key("translations").begin_object().key("pt-BR").begin_object();
+  w.field("headline", plan_headline(plan, job, Lang::kPt)).key("why_not").begin_object();
+  for (const auto* list : {&plan.ranked, &plan.rejected}) {
+    for (const PlanCandidate& p : *list) {
+      if (!p.why_not.empty())
+        w.field(p.offer->id, p.why_not.in(Lang::kPt));
+    }
+  }
+  w.end_object().key("notes").begin_array();
+  for (const Text& n : plan.notes)
+    w.value(n.in(Lang::kPt));
+  w.end_array().key("lora_alternative").begin_array();
+  for (const Text& n : plan.lora_alternative)
+    w.value(n.in(Lang::kPt));
+  w.end_array().end_object().end_object().end_object();
   emit("{}", w.str());
+}
+
+std::vector<std::string> in(const std::vector<Text>& texts, Lang lang) {
+  std::vector<std::string> out;
+  for (const Text& t : texts)
+    out.push_back(t.in(lang));
+  return out;
 }
 
 // The ranked offers as the text and HTML reports show them.
@@ -164,19 +183,19 @@ void print_text(const PlanJob& job, const Plan& plan, Lang lang) {
   if (!plan.rejected.empty()) {
     emit("\n{}:\n", tr(lang, "why not", "por que não"));
     for (const PlanCandidate& p : plan.rejected) {
-      emit("  {:<22} {}\n", p.offer->id, p.why_not);
+      emit("  {:<22} {}\n", p.offer->id, p.why_not.in(lang));
     }
   }
   if (!plan.lora_alternative.empty()) {
     emit("\n{}: {}\n",
          tr(lang, "A LoRA fine-tune (--task lora) would run on",
             "Um ajuste fino LoRA (--task lora) rodaria em"),
-         fmt::join(plan.lora_alternative, ", "));
+         fmt::join(in(plan.lora_alternative, lang), ", "));
   }
   if (!plan.notes.empty() || serving) {
     emit("\n{}:\n", tr(lang, "notes", "notas"));
-    for (const std::string& n : plan.notes)
-      emit("  - {}\n", n);
+    for (const Text& n : plan.notes)
+      emit("  - {}\n", n.in(lang));
   }
   if (serving) {
     emit("  - {}\n", serving_note(lang));
@@ -193,7 +212,7 @@ void print_csv(const PlanJob& job, const Plan& plan) {
   auto add = [&](const PlanCandidate& p, const std::string& rank) {
     if (!p.feasible) {
       t.add({rank, p.offer->id, "false", "", "", "", "", "", "", "", "",
-             std::string(why_name(p.why)), p.why_not});
+             std::string(why_name(p.why)), p.why_not.en});
       return;
     }
     t.add({rank, p.offer->id, "true", fmt::format("{}", p.nodes), fmt::format("{}", p.gpus),
@@ -202,7 +221,7 @@ void print_csv(const PlanJob& job, const Plan& plan) {
            fmt::format("{:.6g}", p.tokens_per_s),
            serving ? fmt::format("{}", p.replicas) : fmt::format("{:.4g}", p.mfu),
            p.cost ? fmt::format("{:.2f}", p.cost->amount) : "", p.cost ? p.cost->currency : "",
-           p.why_not.empty() ? "" : std::string(why_name(p.why)), p.why_not});
+           p.why_not.empty() ? "" : std::string(why_name(p.why)), p.why_not.en});
   };
   for (size_t i = 0; i < plan.ranked.size(); ++i)
     add(plan.ranked[i], fmt::format("{}", i + 1));
@@ -243,16 +262,16 @@ std::string html_report(const PlanJob& job, const Plan& plan, Lang lang) {
     h.heading(tr(lang, "Why not the others", "Por que não as outras"));
     Table t({tr(lang, "offer", "oferta"), tr(lang, "reason", "motivo")});
     for (const PlanCandidate& p : plan.rejected)
-      t.add({p.offer->id, p.why_not});
+      t.add({p.offer->id, p.why_not.in(lang)});
     h.table(t);
   }
   if (!plan.lora_alternative.empty()) {
     h.paragraph(fmt::format("{}: {}",
                             tr(lang, "A LoRA fine-tune (--task lora) would run on",
                                "Um ajuste fino LoRA (--task lora) rodaria em"),
-                            fmt::join(plan.lora_alternative, ", ")));
+                            fmt::join(in(plan.lora_alternative, lang), ", ")));
   }
-  std::vector<std::string> notes = plan.notes;
+  std::vector<std::string> notes = in(plan.notes, lang);
   if (serving)
     notes.push_back(serving_note(lang));
   if (!notes.empty()) {

@@ -227,7 +227,9 @@ function svgMemory(offer, gpus, memory, usable) {
 }
 function show(plan, fit, job) {
   $("result").classList.remove("hidden");
-  $("verdict").textContent = (plan.headlines || {})[lang === "pt" ? "pt-BR" : "en"] || plan.headline;
+  // The API's sentences are English; their Portuguese is in plan.translations["pt-BR"].
+  const pt = lang === "pt" ? (plan.translations || {})["pt-BR"] || {} : {};
+  $("verdict").textContent = pt.headline || plan.headline;
   const serving = job.task === "serve";
   const head = $("ranked").querySelector("thead"), body = $("ranked").querySelector("tbody");
   head.replaceChildren(); body.replaceChildren();
@@ -271,7 +273,7 @@ function show(plan, fit, job) {
   $("rejected").replaceChildren();
   for (const r of plan.rejected) {
     const li = document.createElement("li");
-    li.textContent = r.offer + ": " + r.why_not;
+    li.textContent = r.offer + ": " + ((pt.why_not || {})[r.offer] || r.why_not);
     $("rejected").appendChild(li);
   }
 }
