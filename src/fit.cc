@@ -8,9 +8,8 @@
 namespace gpuplan {
 namespace {
 
-std::string gib(Bytes b) {
-  return fmt::format("{:.1f} GiB", b.si() / GiB(1).si());
-}
+constexpr Lang kEn = Lang::kEn;
+constexpr Lang kPt = Lang::kPt;
 
 // The (pp, tp) pairs with pp * tp dividing n, tp <= max_tp, in increasing pp then tp.
 std::vector<std::pair<int64_t, int64_t>> stage_and_tensor_sizes(int64_t n, int64_t max_tp) {
@@ -40,11 +39,18 @@ FitReport fit_on_gpu(const Model& model, const MemoryJob& job, const Gpu& gpu,
   v.margin = v.usable - v.required;
   v.fits = v.margin.si() >= 0;
   if (v.fits) {
-    v.reason = fmt::format("fits: {} of {} usable, {} to spare", gib(v.required), gib(v.usable),
-                           gib(v.margin));
+    v.reason = {fmt::format("fits: {} of {} usable, {} to spare", gib_text(v.required, kEn),
+                            gib_text(v.usable, kEn), gib_text(v.margin, kEn)),
+                fmt::format("cabe: {} de {} utilizáveis, sobram {}", gib_text(v.required, kPt),
+                            gib_text(v.usable, kPt), gib_text(v.margin, kPt))};
   } else {
-    v.reason = fmt::format("does not fit: needs {} per GPU, {} has {} usable ({} short)",
-                           gib(v.required), gpu.id, gib(v.usable), gib(Bytes(-v.margin.si())));
+    const Bytes short_by(-v.margin.si());
+    v.reason = {fmt::format("does not fit: needs {} per GPU, {} has {} usable ({} short)",
+                            gib_text(v.required, kEn), gpu.id, gib_text(v.usable, kEn),
+                            gib_text(short_by, kEn)),
+                fmt::format("não cabe: precisa de {} por GPU, {} tem {} utilizáveis (faltam {})",
+                            gib_text(v.required, kPt), gpu.id, gib_text(v.usable, kPt),
+                            gib_text(short_by, kPt))};
   }
   if (job.task == Task::kInfer) {
     KvCapacity kv;
@@ -112,9 +118,14 @@ SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gp
       }
     }
   }
-  best.reason =
+  best.reason = {
       fmt::format("no layout of up to {} x {} fits: the lightest GPU still needs {} ({} usable)",
-                  search.max_gpus, gpu.id, gib(least_required), gib(gpu.memory_usable));
+                  search.max_gpus, gpu.id, gib_text(least_required, kEn),
+                  gib_text(gpu.memory_usable, kEn)),
+      fmt::format("nenhum layout de até {} x {} cabe: a GPU mais leve ainda precisa de {} ({} "
+                  "utilizáveis)",
+                  search.max_gpus, gpu.id, gib_text(least_required, kPt),
+                  gib_text(gpu.memory_usable, kPt))};
   return best;
 }
 

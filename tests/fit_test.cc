@@ -69,7 +69,7 @@ TEST_F(FitTest, TrainingLlama70bNeedsSixteenH200) {
   EXPECT_FALSE(one.verdict.fits);
 
   const SmallestFit s = smallest_fit(model_, job, *h200_, catalog_->memory_params(), FitSearch{});
-  ASSERT_TRUE(s.found) << s.reason;
+  ASSERT_TRUE(s.found) << s.reason.en;
   EXPECT_EQ(s.gpus, 16);
   EXPECT_TRUE(s.report.verdict.fits);
   EXPECT_EQ(s.job.layout.gpus(), 16);
@@ -86,7 +86,9 @@ TEST_F(FitTest, SearchReportsWhyNothingFits) {
   const SmallestFit s =
       smallest_fit(model_, job, **catalog_->gpu("l4"), catalog_->memory_params(), search);
   EXPECT_FALSE(s.found);
-  EXPECT_NE(s.reason.find("no layout of up to 64 x l4 fits"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.en.find("no layout of up to 64 x l4 fits"), std::string::npos) << s.reason.en;
+  EXPECT_NE(s.reason.pt.find("nenhum layout de até 64 x l4 cabe"), std::string::npos)
+      << s.reason.pt;
 }
 
 TEST_F(FitTest, TheFitAnswerSizesEveryOfferFromItsGpusSmallestFit) {

@@ -15,6 +15,7 @@
 
 #include "gpuplan/catalog.h"
 #include "gpuplan/hardware.h"
+#include "gpuplan/lang.h"
 #include "gpuplan/memory.h"
 #include "gpuplan/model.h"
 
@@ -22,10 +23,10 @@ namespace gpuplan {
 
 struct FitVerdict {
   bool fits = false;
-  Bytes usable;        // what the driver reports on one GPU
-  Bytes required;      // the heaviest GPU's total
-  Bytes margin;        // usable - required (negative when it does not fit)
-  std::string reason;  // one sentence, for people
+  Bytes usable;    // what the driver reports on one GPU
+  Bytes required;  // the heaviest GPU's total
+  Bytes margin;    // usable - required (negative when it does not fit)
+  Text reason;     // one sentence, for people
 };
 
 // KV-cache room on one GPU for inference.
@@ -59,7 +60,7 @@ struct SmallestFit {
   int64_t gpus = 0;
   MemoryJob job;  // the job with the layout that fits
   FitReport report;
-  std::string reason;  // when not found: why not, for people
+  Text reason;  // when not found: why not, for people
   int64_t layouts_evaluated = 0;
 };
 

@@ -116,7 +116,7 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model, const Catalog&
   return job;
 }
 
-std::string layout_text(const MemoryJob& job) {
+std::string layout_text(const MemoryJob& job, Lang lang = Lang::kEn) {
   const Parallelism& l = job.layout;
   std::string s = fmt::format("tp {} pp {}", l.tp, l.pp);
   if (is_training(job.task)) {
@@ -124,29 +124,34 @@ std::string layout_text(const MemoryJob& job) {
     if (l.zero > 0)
       s += fmt::format(", ZeRO {}", l.zero);
     if (job.recompute != Recompute::kNone) {
-      s += fmt::format(", {} recompute", recompute_name(job.recompute));
+      s += lang == Lang::kPt ? (job.recompute == Recompute::kFull ? ", recomputação completa"
+                                                                  : ", recomputação seletiva")
+                             : fmt::format(", {} recompute", recompute_name(job.recompute));
     }
     if (l.sequence_parallel && l.tp > 1)
       s += ", SP";
     if (l.virtual_stages > 1)
-      s += fmt::format(", {} virtual stages", l.virtual_stages);
+      s += say(lang, ", {} virtual stages", ", {} estágios virtuais", l.virtual_stages);
   }
   return s;
 }
 
-std::string job_text(const MemoryJob& job) {
+std::string job_text(const MemoryJob& job, Lang lang = Lang::kEn) {
+  const std::string context = number(static_cast<double>(job.context), 0, lang);
   if (job.task == Task::kInfer) {
-    return fmt::format("inference, {} weights, {} KV cache, batch {} x {} tokens of context",
-                       precision_name(job.precision), precision_name(job.kv_precision), job.batch,
-                       grouped(job.context));
+    return say(lang, "inference, {} weights, {} KV cache, batch {} x {} tokens of context",
+               "inferência, pesos {}, cache KV {}, lote {} x {} tokens de contexto",
+               precision_name(job.precision), precision_name(job.kv_precision), job.batch, context);
   }
-  std::string what = job.task == Task::kLora    ? fmt::format("LoRA rank {}", job.lora_rank)
-                     : job.task == Task::kQlora ? fmt::format("QLoRA rank {}", job.lora_rank)
-                     : job.task == Task::kTrain ? std::string("pre-training")
-                                                : std::string("full fine-tune");
-  return fmt::format("{}, {} mixed precision, {}, micro-batch {} x {} tokens", what,
-                     precision_name(job.precision), optimizer_name(job.optimizer), job.micro_batch,
-                     grouped(job.seq));
+  const std::string what =
+      job.task == Task::kLora    ? say(lang, "LoRA rank {}", "LoRA posto {}", job.lora_rank)
+      : job.task == Task::kQlora ? say(lang, "QLoRA rank {}", "QLoRA posto {}", job.lora_rank)
+      : job.task == Task::kTrain ? std::string(tr(lang, "pre-training", "pré-treino"))
+                                 : std::string(tr(lang, "full fine-tune", "ajuste fino completo"));
+  return say(lang, "{}, {} mixed precision, {}, micro-batch {} x {} tokens",
+             "{}, precisão mista {}, {}, micro-lote {} x {} tokens", what,
+             precision_name(job.precision), optimizer_name(job.optimizer), job.micro_batch,
+             number(static_cast<double>(job.seq), 0, lang));
 }
 
 // Bytes are whole numbers in JSON.
@@ -222,7 +227,7 @@ void print_json(const Model& model, const FitJob& fj, const FitAnswer& a) {
     write_memory_json(w, report->memory);
     w.field("fits", report->verdict.fits)
         .field("margin_bytes", whole(report->verdict.margin))
-        .field("reason", report->verdict.reason);
+        .field("reason", report->verdict.reason.en);
     if (report->kv) {
       w.key("kv_cache")
           .begin_object()
@@ -251,7 +256,7 @@ void print_json(const Model& model, const FitJob& fj, const FitAnswer& a) {
       w.key("memory");
       write_memory_json(w, offer_fit->report.memory);
     } else {
-      w.field("reason", offer_fit->reason);
+      w.field("reason", offer_fit->reason.en);
     }
     w.end_object();
   }
@@ -265,7 +270,7 @@ void print_json(const Model& model, const FitJob& fj, const FitAnswer& a) {
       w.key("layout");
       write_layout_json(w, s.job);
     } else {
-      w.field("reason", s.reason);
+      w.field("reason", s.reason.en);
     }
     w.end_object();
   }
@@ -292,41 +297,48 @@ std::string state_format(double bytes, const MemoryJob& job) {
 }
 
 // Training state in words: "bf16 weights, fp32 gradients, fp32 master copy and moments".
-std::string state_text(const MemoryJob& job) {
+std::string state_text(const MemoryJob& job, Lang lang) {
   if (trains_adapters(job.task)) {
-    return "fp32 adapters, their gradients and moments";
+    return tr(lang, "fp32 adapters, their gradients and moments",
+              "adaptadores fp32, seus gradientes e momentos");
   }
-  return fmt::format("{} weights, {} gradients, {}moments", state_format(job.weight_bytes, job),
-                     state_format(job.gradient_bytes, job),
-                     job.master_bytes > 0 ? "fp32 master copy and " : "");
+  return say(lang, "{} weights, {} gradients, {}moments", "pesos {}, gradientes {}, {}momentos",
+             state_format(job.weight_bytes, job), state_format(job.gradient_bytes, job),
+             job.master_bytes > 0 ? tr(lang, "fp32 master copy and ", "cópia mestra fp32 e ") : "");
 }
 
-void print_memory_table(const MemoryBreakdown& m, const MemoryJob& job) {
+void print_memory_table(const MemoryBreakdown& m, const MemoryJob& job, Lang lang) {
   Table t({"item", "GiB", "GB"}, {false, true, true});
   auto row = [&](const std::string& name, Bytes b) {
-    t.add({name, fmt::format("{:.2f}", b / GiB(1)), fmt::format("{:.2f}", b / GB(1))});
+    t.add({name, number(b / GiB(1), 2, lang), number(b / GB(1), 2, lang)});
   };
   const std::string precision(precision_name(job.precision));
   const bool full = job.task == Task::kTrain || job.task == Task::kFinetune;
   row(job.task == Task::kQlora
-          ? "weights (4-bit NF4 base + adapters)"
-          : fmt::format("weights ({})", full && job.precision != Precision::kFp8
-                                            ? state_format(job.weight_bytes, job)
-                                            : precision),
+          ? tr(lang, "weights (4-bit NF4 base + adapters)",
+               "pesos (base NF4 de 4 bits + adaptadores)")
+          : say(lang, "weights ({})", "pesos ({})",
+                full && job.precision != Precision::kFp8 ? state_format(job.weight_bytes, job)
+                                                         : precision),
       m.weights);
   if (is_training(job.task)) {
     const bool adapters = trains_adapters(job.task);
-    row(fmt::format("gradients ({})", adapters ? "fp32" : state_format(job.gradient_bytes, job)),
+    row(say(lang, "gradients ({})", "gradientes ({})",
+            adapters ? "fp32" : state_format(job.gradient_bytes, job)),
         m.gradients);
-    row(fmt::format("optimizer states ({}{})", optimizer_name(job.optimizer),
-                    job.offload_optimizer ? ", in host memory" : ""),
+    row(say(lang, "optimizer states ({}{})", "estados do otimizador ({}{})",
+            optimizer_name(job.optimizer),
+            job.offload_optimizer ? tr(lang, ", in host memory", ", na memória do host") : ""),
         job.offload_optimizer ? m.host : m.optimizer);
-    row("activations", m.activations);
+    row(tr(lang, "activations", "ativações"), m.activations);
   } else {
-    row(fmt::format("KV cache ({})", precision_name(job.kv_precision)), m.kv_cache);
-    row("activations (forward working set)", m.activations);
+    row(say(lang, "KV cache ({})", "cache KV ({})", precision_name(job.kv_precision)), m.kv_cache);
+    row(tr(lang, "activations (forward working set)", "ativações (memória de trabalho do forward)"),
+        m.activations);
   }
-  row("runtime overhead (CUDA context, workspaces)", m.overhead);
+  row(tr(lang, "runtime overhead (CUDA context, workspaces)",
+         "reserva do runtime (contexto CUDA, workspaces)"),
+      m.overhead);
   row("total", m.total());
   emit("{}", t.str("  "));
 }
@@ -337,7 +349,7 @@ Table smallest_table(const FitAnswer& a, Lang lang) {
       {false, true, false, true, true});
   for (const auto& [g, s] : a.smallest) {
     if (s.found) {
-      table.add({g->id, fmt::format("{}", s.gpus), layout_text(s.job),
+      table.add({g->id, fmt::format("{}", s.gpus), layout_text(s.job, lang),
                  gib_text(s.report.verdict.required, lang), gib_text(g->memory_usable, lang)});
     } else {
       table.add({g->id, "-",
@@ -371,81 +383,110 @@ Table offers_table(const FitAnswer& a, Lang lang) {
   return offers;
 }
 
-void print_text(const Model& model, const FitJob& fj, const FitAnswer& a) {
+void print_text(const Model& model, const FitJob& fj, const FitAnswer& a, Lang lang) {
   const MemoryJob& job = fj.memory;
   const std::optional<FitReport>& report = a.on_gpu;
   const std::optional<FitReport>& fp8 = a.fp8;
   const std::optional<SmallestFit>& offer_fit = a.on_offer;
   const ParameterCount pc = count_parameters(model);
-  emit("model   {} ({}): {} parameters", model.id, model.model_type, grouped(pc.total));
+  auto count = [&](double n) { return number(n, 0, lang); };
+  auto gibs = [&](Bytes b) { return gib_text(b, lang); };
+  emit("{}", say(lang, "model   {} ({}): {} parameters", "modelo  {} ({}): {} parâmetros", model.id,
+                 model.model_type, count(static_cast<double>(pc.total))));
   if (model.is_moe()) {
-    emit(", {} active per token", grouped(pc.active_per_token));
+    emit("{}", say(lang, ", {} active per token", ", {} ativos por token",
+                   count(static_cast<double>(pc.active_per_token))));
   }
-  emit(", {} layers\n", model.layers);
-  emit("job     {}\n", job_text(job));
+  emit("{}", say(lang, ", {} layers\n", ", {} camadas\n", model.layers));
+  emit("{} {}\n", tr(lang, "job    ", "tarefa "), job_text(job, lang));
 
   if (fj.gpu != nullptr && report) {
     const Gpu& g = *fj.gpu;
     const MemoryBreakdown& m = report->memory;
-    emit("gpu     {}: {} as marketed, {} usable (what the driver reports)\n", g.name, gb(g.memory),
-         gib(g.memory_usable));
-    emit("layout  {}\n\n", layout_text(job));
-    emit("memory per GPU ({} of {} stages, {} layers):\n", m.stage + 1, job.layout.pp,
-         m.stage_layers);
-    print_memory_table(m, job);
-    emit("\nverdict: {}\n", report->verdict.reason);
+    emit("{}", say(lang, "gpu     {}: {} as marketed, {} usable (what the driver reports)\n",
+                   "gpu     {}: {} anunciados, {} utilizáveis (o que o driver informa)\n", g.name,
+                   number(g.memory / GB(1), 1, lang) + " GB", gibs(g.memory_usable)));
+    emit("layout  {}\n\n", layout_text(job, lang));
+    emit("{}", say(lang, "memory per GPU ({} of {} stages, {} layers):\n",
+                   "memória por GPU (estágio {} de {}, {} camadas):\n", m.stage + 1, job.layout.pp,
+                   m.stage_layers));
+    print_memory_table(m, job, lang);
+    emit("\n{}: {}\n", tr(lang, "verdict", "veredito"), report->verdict.reason.in(lang));
     if (job.task == Task::kTrain || job.task == Task::kFinetune) {
       const double per_param = (m.weights + m.gradients + m.optimizer) / Bytes(m.parameters);
       if (job.layout.zero == 0 && !job.offload_optimizer) {
-        emit(
-            "why:     mixed-precision {} keeps {:.0f} bytes per trained parameter ({}): {} "
-            "parameters on this GPU x {:.0f} B = {} before activations\n",
-            optimizer_name(job.optimizer), per_param, state_text(job), billions(m.parameters),
-            per_param, gib(m.weights + m.gradients + m.optimizer));
+        emit("{}", say(lang,
+                       "why:     mixed-precision {} keeps {:.0f} bytes per trained parameter "
+                       "({}): {} parameters on this GPU x {:.0f} B = {} before activations\n",
+                       "por quê: {} em precisão mista guarda {:.0f} bytes por parâmetro treinado "
+                       "({}): {} parâmetros nesta GPU x {:.0f} B = {} antes das ativações\n",
+                       optimizer_name(job.optimizer), per_param, state_text(job, lang),
+                       lang == Lang::kPt ? number(m.parameters / 1e9, 2, lang) + " bi"
+                                         : billions(m.parameters),
+                       per_param, gibs(m.weights + m.gradients + m.optimizer)));
       }
     }
     if (report->kv) {
       const KvCapacity& kv = *report->kv;
-      emit("\nKV cache room: {} usable - {} weights - {} activations - {} overhead = {}\n",
-           gib(report->verdict.usable), gib(m.weights), gib(m.activations), gib(m.overhead),
-           gib(kv.budget));
-      emit(
-          "  at {} per token ({}), that holds {} tokens of context: at batch {}, up to {} "
-          "tokens per sequence\n",
-          fmt::format("{:.0f} KiB", kv.bytes_per_token / 1024.0), precision_name(job.kv_precision),
-          grouped(kv.tokens), job.batch, grouped(kv.max_context));
+      emit("{}", say(lang,
+                     "\nKV cache room: {} usable - {} weights - {} activations - {} overhead = "
+                     "{}\n",
+                     "\nespaço do cache KV: {} utilizáveis - {} de pesos - {} de ativações - {} "
+                     "de reserva = {}\n",
+                     gibs(report->verdict.usable), gibs(m.weights), gibs(m.activations),
+                     gibs(m.overhead), gibs(kv.budget)));
+      emit("{}", say(lang,
+                     "  at {} per token ({}), that holds {} tokens of context: at batch {}, up "
+                     "to {} tokens per sequence\n",
+                     "  a {} por token ({}), cabem {} tokens de contexto: com lote {}, até {} "
+                     "tokens por sequência\n",
+                     number(kv.bytes_per_token / 1024.0, 0, lang) + " KiB",
+                     precision_name(job.kv_precision), count(static_cast<double>(kv.tokens)),
+                     job.batch, count(static_cast<double>(kv.max_context))));
       if (fp8 && fp8->kv) {
-        emit(
-            "  with --precision fp8 weights: {} of weights, {} of KV room = {} tokens ({} "
-            "more)\n",
-            gib(fp8->memory.weights), gib(fp8->kv->budget), grouped(fp8->kv->tokens),
-            grouped(fp8->kv->tokens - kv.tokens));
+        emit("{}", say(lang,
+                       "  with --precision fp8 weights: {} of weights, {} of KV room = {} "
+                       "tokens ({} more)\n",
+                       "  com pesos --precision fp8: {} de pesos, {} para o cache KV = {} "
+                       "tokens ({} a mais)\n",
+                       gibs(fp8->memory.weights), gibs(fp8->kv->budget),
+                       count(static_cast<double>(fp8->kv->tokens)),
+                       count(static_cast<double>(fp8->kv->tokens - kv.tokens))));
       }
     }
     if (!g.peak_for(job.precision)) {
-      emit("note:   {} has no {} tensor cores; it would run {} math in another format\n", g.id,
-           precision_name(job.precision), precision_name(job.precision));
+      emit("{}",
+           say(lang, "note:   {} has no {} tensor cores; it would run {} math in another format\n",
+               "nota:   {} não tem tensor cores {}; faria a conta {} em outro formato\n", g.id,
+               precision_name(job.precision), precision_name(job.precision)));
     }
   }
   if (fj.offer != nullptr && offer_fit) {
     const Offer& o = *fj.offer;
-    emit("\noffer   {} ({}): {} x {} per node, up to {} node(s)\n", o.id, o.name, o.gpus_per_node,
-         o.gpu, o.max_nodes);
+    emit("{}", say(lang, "\noffer   {} ({}): {} x {} per node, up to {} node(s)\n",
+                   "\noferta  {} ({}): {} x {} por nó, até {} nó(s)\n", o.id, o.name,
+                   o.gpus_per_node, o.gpu, o.max_nodes));
     if (offer_fit->found && offer_fit->gpus <= o.gpus_per_node * o.max_nodes) {
-      emit("verdict: fits on {} GPU(s) with {}: {} per GPU of {} usable\n", offer_fit->gpus,
-           layout_text(offer_fit->job), gib(offer_fit->report.verdict.required),
-           gib(offer_fit->report.verdict.usable));
+      emit("{}",
+           say(lang, "verdict: fits on {} GPU(s) with {}: {} per GPU of {} usable\n",
+               "veredito: cabe em {} GPU(s) com {}: {} por GPU de {} utilizáveis\n",
+               offer_fit->gpus, layout_text(offer_fit->job, lang),
+               gibs(offer_fit->report.verdict.required), gibs(offer_fit->report.verdict.usable)));
     } else {
-      emit("verdict: does not fit on this offer: {}\n",
-           offer_fit->found ? fmt::format("it needs {} x {}", offer_fit->gpus, o.gpu)
-                            : offer_fit->reason);
+      emit("{}", say(lang, "verdict: does not fit on this offer: {}\n",
+                     "veredito: não cabe nesta oferta: {}\n",
+                     offer_fit->found ? say(lang, "it needs {} x {}", "precisa de {} x {}",
+                                            offer_fit->gpus, o.gpu)
+                                      : offer_fit->reason.in(lang)));
     }
   }
 
-  emit("\nsmallest number of each catalog GPU that holds this job:\n");
-  emit("{}", smallest_table(a, Lang::kEn).str("  "));
-  emit("\noffers in the catalog that hold it:\n");
-  emit("{}", offers_table(a, Lang::kEn).str("  "));
+  emit("\n{}:\n", tr(lang, "smallest number of each catalog GPU that holds this job",
+                     "menor quantidade de cada GPU do catálogo que comporta esta tarefa"));
+  emit("{}", smallest_table(a, lang).str("  "));
+  emit("\n{}:\n",
+       tr(lang, "offers in the catalog that hold it", "ofertas do catálogo que a comportam"));
+  emit("{}", offers_table(a, lang).str("  "));
 }
 
 // Every catalog GPU's smallest fit, the numbers as programs read them.
@@ -455,7 +496,7 @@ void print_csv(const FitAnswer& a) {
     t.add({g->id, s.found ? "true" : "false", s.found ? fmt::format("{}", s.gpus) : "",
            s.found ? layout_text(s.job) : "",
            s.found ? fmt::format("{}", whole(s.report.verdict.required)) : "",
-           fmt::format("{}", whole(g->memory_usable)), s.found ? "" : s.reason});
+           fmt::format("{}", whole(g->memory_usable)), s.found ? "" : s.reason.en});
   }
   emit("{}", t.csv());
 }
@@ -470,7 +511,8 @@ std::string html_report(const Model& model, const FitJob& fj, const FitAnswer& a
   h.paragraph(job_text(job));
   std::vector<StackedRow> rows;
   if (fj.gpu != nullptr && a.on_gpu) {
-    h.verdict(fmt::format("{}, {}: {}", fj.gpu->id, layout_text(job), a.on_gpu->verdict.reason));
+    h.verdict(fmt::format("{}, {}: {}", fj.gpu->id, layout_text(job, lang),
+                          a.on_gpu->verdict.reason.in(lang)));
     rows.push_back(memory_row(a.on_gpu->memory, a.on_gpu->verdict.usable,
                               fmt::format("{} {}", fj.gpu->id, precision_name(job.precision)),
                               lang));
@@ -628,7 +670,7 @@ int run_fit(const std::vector<std::string>& args) {
   } else if (out.csv) {
     print_csv(*answer);
   } else {
-    print_text(*model, fj, *answer);
+    print_text(*model, fj, *answer, out.lang);
   }
   return kExitOk;
 }

@@ -3,15 +3,26 @@
 #ifndef GPUPLAN_TOOLS_REPORT_H_
 #define GPUPLAN_TOOLS_REPORT_H_
 
+#include <fmt/format.h>
+
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuplan/format.h"
 #include "gpuplan/hardware.h"
+#include "gpuplan/lang.h"
 #include "gpuplan/result.h"
 #include "gpuplan/units.h"
 
 namespace gpuplan::cli {
+
+// One sentence in the reader's language, both versions checked against the arguments at compile
+// time: say(lang, "{} layers", "{} camadas", n).
+template <class... T>
+std::string say(Lang lang, fmt::format_string<T...> en, fmt::format_string<T...> pt, T&&... args) {
+  return fmt::format(lang == Lang::kPt ? pt : en, std::forward<T>(args)...);
+}
 
 // "131.4 GiB".
 std::string gib(Bytes b);
