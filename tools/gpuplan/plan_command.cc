@@ -29,29 +29,37 @@ std::string token_count(double n) {
   return fmt::format("{:.0f}", n);
 }
 
-std::string describe(const PlanJob& j) {
+std::string describe(const PlanJob& j, Lang lang = Lang::kEn) {
   std::string s;
   if (j.kind == JobKind::kServe) {
-    s = j.users > 0 ? fmt::format(
-                          "serve {} to {} concurrent users, {} input + {} output tokens "
-                          "each",
-                          j.model, grouped(j.users), j.input_tokens, j.output_tokens)
-                    : fmt::format("serve {} at {:g} requests/s, {} input + {} output tokens each",
-                                  j.model, j.rate_per_s, j.input_tokens, j.output_tokens);
+    s = j.users > 0
+            ? say(lang, "serve {} to {} concurrent users, {} input + {} output tokens each",
+                  "servir {} a {} usuários simultâneos, {} tokens de entrada + {} de saída cada",
+                  j.model, number(static_cast<double>(j.users), 0, lang), j.input_tokens,
+                  j.output_tokens)
+            : say(lang, "serve {} at {} requests/s, {} input + {} output tokens each",
+                  "servir {} a {} requisições/s, {} tokens de entrada + {} de saída cada", j.model,
+                  lang == Lang::kEn ? fmt::format("{:g}", j.rate_per_s)
+                                    : number(j.rate_per_s, j.rate_per_s < 10 ? 2 : 1, lang),
+                  j.input_tokens, j.output_tokens);
     if (j.latency_target)
-      s += fmt::format(", at most {:.0f} ms per output token", j.latency_target->si() * 1e3);
+      s += say(lang, ", at most {} ms per output token", ", no máximo {} ms por token de saída",
+               number(j.latency_target->si() * 1e3, 0, lang));
   } else {
-    const char* what = j.kind == JobKind::kPretrain   ? "pre-train"
-                       : j.kind == JobKind::kFinetune ? "fully fine-tune"
-                       : j.kind == JobKind::kLora     ? "LoRA fine-tune"
-                                                      : "QLoRA fine-tune";
-    s = fmt::format("{} {} on {} tokens (sequences of {})", what, j.model, token_count(j.tokens),
-                    j.seq);
+    const char* what =
+        j.kind == JobKind::kPretrain   ? tr(lang, "pre-train", "pré-treinar")
+        : j.kind == JobKind::kFinetune ? tr(lang, "fully fine-tune", "ajustar por completo")
+        : j.kind == JobKind::kLora     ? tr(lang, "LoRA fine-tune", "ajustar com LoRA")
+                                       : tr(lang, "QLoRA fine-tune", "ajustar com QLoRA");
+    s = say(lang, "{} {} on {} tokens (sequences of {})", "{} {} com {} tokens (sequências de {})",
+            what, j.model,
+            lang == Lang::kEn ? token_count(j.tokens) : number(j.tokens / 1e9, 1, lang) + " bi",
+            j.seq);
     if (j.deadline)
-      s += fmt::format(", within {}", duration_text(*j.deadline));
+      s += say(lang, ", within {}", ", em até {}", duration_text(*j.deadline, lang));
   }
   if (!j.residency.empty())
-    s += fmt::format(", data kept in {}", fmt::join(j.residency, ", "));
+    s += say(lang, ", data kept in {}", ", dados mantidos em {}", fmt::join(j.residency, ", "));
   return s;
 }
 
@@ -154,7 +162,7 @@ Table ranked_table(const PlanJob& job, const Plan& plan, Lang lang) {
              number(std::round(p.tokens_per_s), 0, lang), money_text(p.cost, lang)});
     } else {
       t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
-             fmt::format("{}", p.gpus), train_layout_text(p.training->job),
+             fmt::format("{}", p.gpus), train_layout_text(p.training->job, lang),
              duration_text(p.time, lang), number(p.mfu * 100, 1, lang),
              number(p.scaling_efficiency, 0, lang), number(p.energy_joules / 3.6e9, 1, lang),
              money_text(p.cost, lang)});
@@ -174,7 +182,7 @@ std::string serving_note(Lang lang) {
 }
 
 void print_text(const PlanJob& job, const Plan& plan, Lang lang) {
-  emit("{} {}\n", tr(lang, "job     ", "trabalho"), describe(job));
+  emit("{} {}\n", tr(lang, "job     ", "trabalho"), describe(job, lang));
   emit("{} {}\n", tr(lang, "answer  ", "resposta"), plan_headline(plan, job, lang));
   const bool serving = job.kind == JobKind::kServe;
   if (!plan.ranked.empty()) {
@@ -233,7 +241,7 @@ void print_csv(const PlanJob& job, const Plan& plan) {
 std::string html_report(const PlanJob& job, const Plan& plan, Lang lang) {
   const bool serving = job.kind == JobKind::kServe;
   HtmlReport h(fmt::format("gpuplan plan: {}", job.model), lang);
-  h.paragraph(describe(job));
+  h.paragraph(describe(job, lang));
   h.verdict(plan_headline(plan, job, lang));
   if (!plan.ranked.empty()) {
     // Training: the time to finish, which every ranked offer has; serving: the GPUs. The cost,

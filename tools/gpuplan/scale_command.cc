@@ -89,7 +89,7 @@ Table curve_table(const FabricCurve& f, Lang lang, bool bars) {
       continue;
     }
     const double step = p.estimate.step.total().si();
-    t.add({fmt::format("{}", p.gpus), train_layout_text(p.estimate.job),
+    t.add({fmt::format("{}", p.gpus), train_layout_text(p.estimate.job, lang),
            lang == Lang::kEn ? fmt::format("{:.3g}", step) : number(step, step < 10 ? 2 : 1, lang),
            number(std::round(p.estimate.tokens_per_s), 0, lang), number(p.efficiency_pct, 1, lang),
            number(100 * p.comm_share, 1, lang),
@@ -104,12 +104,12 @@ std::string headline(const ScaleReport& r, Lang lang) {
         "escalonamento do treino de {} em {}, {} x {} tokens por {}, {}", r.model, r.gpu, r.batch,
         number(static_cast<double>(r.seq), 0, lang),
         r.strong ? "passo (escalonamento forte)" : "GPU por passo (escalonamento fraco)",
-        software_text(r.base));
+        software_text(r.base, lang));
   }
   return fmt::format("scaling of {} training on {}, {} x {} tokens per {}, {}", r.model, r.gpu,
                      r.batch, grouped(r.seq),
                      r.strong ? "step (strong scaling)" : "GPU per step (weak scaling)",
-                     software_text(r.base));
+                     software_text(r.base, lang));
 }
 
 std::string method(const ScaleReport& r, Lang lang) {

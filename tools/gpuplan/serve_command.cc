@@ -215,19 +215,28 @@ Result<ServeReport> read_flags(const ServeFlags& f) {
   w.think_time = think.value_or(Seconds(0));
   a.input = f.input;
   a.output = f.output;
-  a.per_request = fmt::format("{} -> {} tokens per request", f.input, f.output);
+  const Lang lang = f.out.lang;
+  a.lang = lang;
+  a.per_request =
+      say(lang, "{} -> {} tokens per request", "{} -> {} tokens por requisição", f.input, f.output);
   a.job.target = f.users > 0 ? static_cast<double>(f.target_users) : f.target_rate;
   a.load_kind = f.users > 0          ? "closed_loop"
                 : f.static_batch > 0 ? "static_batch"
                 : f.rate > 0         ? "poisson"
                                      : "offline";
-  a.load =
-      f.users > 0
-          ? fmt::format("{} users in a closed loop{}", f.users,
-                        think ? fmt::format(", {:.2f} s of thinking on average", think->si()) : "")
-      : f.static_batch > 0 ? fmt::format("static batches of {}", f.static_batch)
-      : f.rate > 0         ? fmt::format("Poisson arrivals at {:.4g} requests/s", f.rate)
-                           : std::string("every request queued at once (offline)");
+  const std::string thinking = think ? say(lang, ", {} s of thinking on average",
+                                           ", {} s pensando em média", number(think->si(), 2, lang))
+                                     : std::string();
+  a.load = f.users > 0 ? say(lang, "{} users in a closed loop{}", "{} usuários em ciclo fechado{}",
+                             f.users, thinking)
+           : f.static_batch > 0
+               ? say(lang, "static batches of {}", "lotes estáticos de {}", f.static_batch)
+           : f.rate > 0 ? say(lang, "Poisson arrivals at {} requests/s",
+                              "chegadas de Poisson a {} requisições/s",
+                              lang == Lang::kEn ? fmt::format("{:.4g}", f.rate)
+                                                : number(f.rate, f.rate < 10 ? 2 : 1, lang))
+                        : std::string(tr(lang, "every request queued at once (offline)",
+                                         "todas as requisições na fila de uma vez (offline)"));
   return a;
 }
 
@@ -247,8 +256,9 @@ Result<bool> read_lengths(const ServeFlags& f, ServeReport& a) {
   a.input = std::llround(in / n);
   a.output = std::llround(out / n);
   a.per_request =
-      fmt::format("request lengths from {} ({} lines, means {} -> {} tokens, longest {})",
-                  f.lengths, l.size(), a.input, a.output, a.job.workload.max_context());
+      say(f.out.lang, "request lengths from {} ({} lines, means {} -> {} tokens, longest {})",
+          "tamanhos das requisições de {} ({} linhas, médias {} -> {} tokens, maior {})", f.lengths,
+          l.size(), a.input, a.output, a.job.workload.max_context());
   return true;
 }
 

@@ -12,28 +12,29 @@
 namespace gpuplan::cli {
 namespace {
 
-std::string ms(double seconds) {
-  return seconds < 1.0 ? fmt::format("{:.1f} ms", seconds * 1e3) : fmt::format("{:.2f} s", seconds);
+std::string ms(double seconds, Lang lang = Lang::kEn) {
+  return seconds < 1.0 ? number(seconds * 1e3, 1, lang) + " ms" : number(seconds, 2, lang) + " s";
 }
 
-std::string spread(const Percentiles& p) {
-  return fmt::format("mean {}, p50 {}, p90 {}, p99 {}", ms(p.mean), ms(p.p50), ms(p.p90),
-                     ms(p.p99));
+std::string spread(const Percentiles& p, Lang lang) {
+  return say(lang, "mean {}, p50 {}, p90 {}, p99 {}", "média {}, p50 {}, p90 {}, p99 {}",
+             ms(p.mean, lang), ms(p.p50, lang), ms(p.p90, lang), ms(p.p99, lang));
 }
 
-std::string slo_text(const Slo& slo) {
+std::string slo_text(const Slo& slo, Lang lang = Lang::kEn) {
   std::string s;
   if (slo.ttft_p99) {
-    s += fmt::format("p99 TTFT <= {}", ms(slo.ttft_p99->si()));
+    s += fmt::format("p99 TTFT <= {}", ms(slo.ttft_p99->si(), lang));
   }
   if (slo.tpot_p99) {
-    s += fmt::format("{}p99 TPOT <= {}", s.empty() ? "" : ", ", ms(slo.tpot_p99->si()));
+    s += fmt::format("{}p99 TPOT <= {}", s.empty() ? "" : ", ", ms(slo.tpot_p99->si(), lang));
   }
   return s;
 }
 
-const char* unit(const ServeReport& r) {
-  return r.job.closed() ? "users" : "requests/s";
+std::string unit(const ServeReport& r) {
+  return r.job.closed() ? tr(r.lang, "users", "usuários")
+                        : tr(r.lang, "requests/s", "requisições/s");
 }
 
 // The table's first cell: "4", or "4 x 2" with pipeline stages.
@@ -60,64 +61,90 @@ Costs costs(const ServeReport& r) {
   return k;
 }
 
-void print_result(const ServingResult& r) {
-  emit(
-      "  throughput  {} output tokens/s ({:.2f} requests/s over {}, the last completions "
-      "included)\n",
-      grouped(std::llround(r.output_tokens_per_s)), r.requests_per_s, duration_text(r.duration));
-  emit("  TTFT        {}\n", spread(r.ttft));
-  emit("  TPOT        {}\n", spread(r.tpot));
-  emit("  ITL         mean {}\n", ms(r.itl_mean));
-  emit("  E2E         {}\n", spread(r.e2e));
-  emit("  batch       mean {:.1f} sequences, max {}; {} iterations{}\n", r.mean_batch, r.max_batch,
-       grouped(r.iterations),
-       r.preemptions > 0 ? fmt::format("; {} preemptions", grouped(r.preemptions)) : "");
+void print_result(const ServingResult& r, Lang lang) {
+  emit("{}", say(lang,
+                 "  throughput  {} output tokens/s ({} requests/s over {}, the last completions "
+                 "included)\n",
+                 "  vazão       {} tokens de saída/s ({} requisições/s em {}, contando as últimas "
+                 "conclusões)\n",
+                 number(std::round(r.output_tokens_per_s), 0, lang),
+                 number(r.requests_per_s, 2, lang), duration_text(r.duration, lang)));
+  emit("  TTFT        {}\n", spread(r.ttft, lang));
+  emit("  TPOT        {}\n", spread(r.tpot, lang));
+  emit("{}",
+       say(lang, "  ITL         mean {}\n", "  ITL         média {}\n", ms(r.itl_mean, lang)));
+  emit("  E2E         {}\n", spread(r.e2e, lang));
+  emit("{}", say(lang, "  batch       mean {} sequences, max {}; {} iterations{}\n",
+                 "  lote        média de {} sequências, máximo {}; {} iterações{}\n",
+                 number(r.mean_batch, 1, lang), r.max_batch,
+                 number(static_cast<double>(r.iterations), 0, lang),
+                 r.preemptions > 0 ? say(lang, "; {} preemptions", "; {} preempções",
+                                         number(static_cast<double>(r.preemptions), 0, lang))
+                                   : ""));
 }
 
 void print_options(const ServeReport& r) {
+  const Lang lang = r.lang;
   const ServeJob& job = r.job;
   const ServeAnswer& a = r.answer;
   const bool slo = job.slo.any();
   const bool closed = job.closed();
+  const std::string objective = slo_text(job.slo, lang);
   const std::string capacity =
-      closed ? (slo ? "capacity: the most concurrent users with " + slo_text(job.slo)
-                    : "users: the sequences one instance runs at once")
-             : (slo ? "capacity: the highest Poisson rate with " + slo_text(job.slo)
-                    : "req/s: every request queued at once");
-  emit("instances, one per tensor-parallel size ({})\n", capacity);
+      closed ? (slo ? say(lang, "capacity: the most concurrent users with {}",
+                          "capacidade: o máximo de usuários simultâneos com {}", objective)
+                    : std::string(tr(lang, "users: the sequences one instance runs at once",
+                                     "usuários: as sequências que uma instância roda de uma vez")))
+             : (slo ? say(lang, "capacity: the highest Poisson rate with {}",
+                          "capacidade: a maior taxa de Poisson com {}", objective)
+                    : std::string(tr(lang, "req/s: every request queued at once",
+                                     "req/s: todas as requisições na fila de uma vez")));
+  emit("{}", say(lang, "instances, one per tensor-parallel size ({})\n",
+                 "instâncias, uma por tamanho de tensor parallel ({})\n", capacity));
   const std::string amount =
-      closed ? (slo ? "capacity (users)" : "users") : (slo ? "capacity (req/s)" : "req/s");
+      closed ? (slo ? tr(lang, "capacity (users)", "capacidade (usuários)")
+                    : tr(lang, "users", "usuários"))
+             : (slo ? tr(lang, "capacity (req/s)", "capacidade (req/s)") : "req/s");
   bool stages = false;
   for (const ServeOption& o : a.options) {
     stages = stages || o.pp > 1;
   }
-  Table t({stages ? "tp x pp" : "tp", "weights/GPU", "KV cache/GPU", "requests in KV", "TTFT floor",
-           "TPOT floor", "offline tok/s", amount, closed ? "users per GPU" : "req/s per GPU", ""},
-          {true, true, true, true, true, true, true, true, true, false});
+  const char* cannot = tr(lang, "cannot serve", "não serve");
+  Table t(
+      {stages ? "tp x pp" : "tp", tr(lang, "weights/GPU", "pesos/GPU"),
+       tr(lang, "KV cache/GPU", "cache KV/GPU"), tr(lang, "requests in KV", "requisições no KV"),
+       tr(lang, "TTFT floor", "TTFT mínimo"), tr(lang, "TPOT floor", "TPOT mínimo"),
+       tr(lang, "offline tok/s", "tok/s offline"), amount,
+       closed ? tr(lang, "users per GPU", "usuários por GPU")
+              : tr(lang, "req/s per GPU", "req/s por GPU"),
+       ""},
+      {true, true, true, true, true, true, true, true, true, false});
   std::vector<std::string> problems;
   for (const ServeOption& o : a.options) {
     if (!o.serves()) {
-      problems.push_back(fmt::format("{} cannot serve: {}", shape_name(o), o.reason));
+      problems.push_back(fmt::format("{} {}: {}", shape_name(o), cannot, o.reason));
     }
     if (!o.model->feasible()) {
-      t.add({cell(o), "-", "-", "-", "-", "-", "-", "-", "-", "cannot serve"});
+      t.add({cell(o), "-", "-", "-", "-", "-", "-", "-", "-", cannot});
       continue;
     }
     const InferenceModel& m = *o.model;
     const double in_kv = static_cast<double>(m.kv_tokens()) / job.workload.mean_context();
     std::vector<std::string> row = {cell(o),
-                                    gib(m.weights_per_gpu()),
-                                    gib(m.kv_budget_per_gpu()),
-                                    grouped(static_cast<int64_t>(in_kv)),
-                                    ms(m.prefill_alone(r.input).si()),
-                                    ms(m.decode_step(1, static_cast<double>(r.input)).si())};
+                                    gib_text(m.weights_per_gpu(), lang),
+                                    gib_text(m.kv_budget_per_gpu(), lang),
+                                    number(std::floor(in_kv), 0, lang),
+                                    ms(m.prefill_alone(r.input).si(), lang),
+                                    ms(m.decode_step(1, static_cast<double>(r.input)).si(), lang)};
     if (o.serves()) {
-      row.push_back(grouped(std::llround(o.offline.output_tokens_per_s)));
-      row.push_back(closed ? grouped(std::llround(o.amount)) : fmt::format("{:.2f}", o.amount));
-      row.push_back(closed ? fmt::format("{:.1f}", o.per_gpu) : fmt::format("{:.2f}", o.per_gpu));
-      row.push_back(&o == a.best_option() && a.options.size() > 1 ? "<- best per GPU" : "");
+      row.push_back(number(std::round(o.offline.output_tokens_per_s), 0, lang));
+      row.push_back(closed ? number(std::round(o.amount), 0, lang) : number(o.amount, 2, lang));
+      row.push_back(number(o.per_gpu, closed ? 1 : 2, lang));
+      row.push_back(&o == a.best_option() && a.options.size() > 1
+                        ? tr(lang, "<- best per GPU", "<- melhor por GPU")
+                        : "");
     } else {
-      row.insert(row.end(), {"-", "-", "-", "cannot serve"});
+      row.insert(row.end(), {"-", "-", "-", cannot});
     }
     t.add(row);
   }
@@ -125,42 +152,67 @@ void print_options(const ServeReport& r) {
   for (const std::string& line : problems) {
     emit("  {}\n", line);
   }
-  emit(
-      "TTFT floor: one prompt alone. TPOT floor: one sequence decoding. The engine runs at most "
-      "{} sequences and {} tokens per iteration (data/params).\n",
-      a.max_batch, a.chunk_tokens);
+  emit("{}",
+       say(lang,
+           "TTFT floor: one prompt alone. TPOT floor: one sequence decoding. The engine runs "
+           "at most {} sequences and {} tokens per iteration (data/params).\n",
+           "TTFT mínimo: um prompt sozinho. TPOT mínimo: uma sequência decodificando. O motor "
+           "roda no máximo {} sequências e {} tokens por iteração (data/params).\n",
+           a.max_batch, a.chunk_tokens));
 }
 
 // "one instance (tp 2) serves 3.1 requests/s within p99 TPOT <= 50.0 ms (...); ...".
 std::string answer_text(const ServeReport& r) {
+  const Lang lang = r.lang;
   const ServeJob& job = r.job;
   const ServeAnswer& a = r.answer;
   const ServeOption& b = *a.best_option();
-  const std::string within = job.slo.any() ? " within " + slo_text(job.slo) : " at most";
-  return fmt::format(
-      "one instance ({}) {} {:.3g} {}{} ({} output tokens/s); {}", shape_name(b),
-      job.closed() ? "holds" : "serves", b.amount, unit(r), within,
-      grouped(std::llround(b.tokens_per_s)),
-      a.fleet ? fmt::format("{:.4g} {} take {} GPUs.", job.target, unit(r), a.fleet->gpus)
-              : fmt::format("add {} to size a fleet.",
-                            job.closed() ? "--target-users" : "--target-rate"));
+  const std::string within = job.slo.any()
+                                 ? say(lang, " within {}", " dentro de {}", slo_text(job.slo, lang))
+                                 : std::string(tr(lang, " at most", " no máximo"));
+  const std::string amount = lang == Lang::kEn ? fmt::format("{:.3g}", b.amount)
+                             : job.closed()    ? number(b.amount, 0, lang)
+                                               : number(b.amount, b.amount < 10 ? 2 : 1, lang);
+  const std::string fleet =
+      a.fleet ? say(lang, "{} {} take {} GPUs.", "{} {} pedem {} GPUs.",
+                    lang == Lang::kEn ? fmt::format("{:.4g}", job.target)
+                                      : number(job.target, job.target < 10 ? 2 : 0, lang),
+                    unit(r), a.fleet->gpus)
+              : say(lang, "add {} to size a fleet.", "acrescente {} para dimensionar uma frota.",
+                    job.closed() ? "--target-users" : "--target-rate");
+  return say(lang, "one instance ({}) {} {} {}{} ({} output tokens/s); {}",
+             "uma instância ({}) {} {} {}{} ({} tokens de saída/s); {}", shape_name(b),
+             job.closed() ? tr(lang, "holds", "comporta") : tr(lang, "serves", "serve"), amount,
+             unit(r), within, number(std::round(b.tokens_per_s), 0, lang), fleet);
 }
 
 void print_answer(const ServeReport& r) {
+  const Lang lang = r.lang;
   const ServeAnswer& a = r.answer;
-  emit("\nanswer  {}\n", answer_text(r));
+  emit("\n{}  {}\n", tr(lang, "answer", "resposta"), answer_text(r));
   if (r.price) {
     const Costs k = costs(r);
     const std::string& cur = r.price->currency;
-    emit(
-        "cost    at {:.4g} {} per GPU-hour: an instance {:.2f} {}/h, {:.3g} {} per million output "
-        "tokens at that load{}\n",
-        r.price->amount, cur, k.instance_hour, cur, k.per_million, cur,
-        a.fleet
-            ? fmt::format(", the fleet {} {} per month", grouped(std::llround(k.fleet_month)), cur)
-            : "");
+    if (lang == Lang::kEn) {
+      emit(
+          "cost    at {:.4g} {} per GPU-hour: an instance {:.2f} {}/h, {:.3g} {} per million "
+          "output tokens at that load{}\n",
+          r.price->amount, cur, k.instance_hour, cur, k.per_million, cur,
+          a.fleet ? fmt::format(", the fleet {} {} per month", grouped(std::llround(k.fleet_month)),
+                                cur)
+                  : "");
+    } else {
+      emit(
+          "custo   a {} por GPU-hora: uma instância {}/h, {} por milhão de tokens de saída nessa "
+          "carga{}\n",
+          money_text(*r.price, lang), money_text(Money{k.instance_hour, cur}, lang),
+          money_text(Money{k.per_million, cur}, lang),
+          a.fleet ? ", a frota " + money_text(Money{k.fleet_month, cur}, lang) + " por mês" : "");
+    }
   } else if (r.offer != nullptr) {
-    emit("cost    {} has no public price: give --price VALUE/h per GPU\n", r.offer->id);
+    emit("{}",
+         say(lang, "cost    {} has no public price: give --price VALUE/h per GPU\n",
+             "custo   {} não tem preço público: informe --price VALOR/h por GPU\n", r.offer->id));
   }
 }
 
@@ -378,37 +430,59 @@ std::string serve_html(const ServeReport& r, Lang lang) {
 }
 
 void print_serve_text(const ServeReport& r) {
+  const Lang lang = r.lang;
   const ServeJob& job = r.job;
   const ServeAnswer& a = r.answer;
-  emit("serve {} on {}, {} weights, {} KV cache, {}\n\n", r.model, r.gpu->id,
-       precision_name(job.base.precision), precision_name(job.base.kv_precision), r.per_request);
+  emit("{}", say(lang, "serve {} on {}, {} weights, {} KV cache, {}\n\n",
+                 "servir {} em {}, pesos {}, cache KV {}, {}\n\n", r.model, r.gpu->id,
+                 precision_name(job.base.precision), precision_name(job.base.kv_precision),
+                 r.per_request));
   print_options(r);
   const ServeOption* best = a.best_option();
   if (best == nullptr) {
-    emit("\nanswer  {} cannot serve this on {}.\n", r.model, r.gpu->id);
+    emit("{}", say(lang, "\nanswer  {} cannot serve this on {}.\n",
+                   "\nresposta  {} não serve isto em {}.\n", r.model, r.gpu->id));
     return;
   }
-  emit("\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n", shape_name(*best),
-       job.setup.replicas, balancer_name(job.setup.balancer), r.load, a.requests,
-       job.setup.kv_policy == KvPolicy::kPaged ? ", paged KV cache" : "");
-  print_result(*a.run);
+  emit("{}", say(lang, "\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n",
+                 "\nsimulação  {}, {} réplica(s) ({}), {}, {} requisições{}\n", shape_name(*best),
+                 job.setup.replicas, balancer_name(job.setup.balancer), r.load, a.requests,
+                 job.setup.kv_policy == KvPolicy::kPaged
+                     ? tr(lang, ", paged KV cache", ", cache KV paginado")
+                     : ""));
+  print_result(*a.run, lang);
   if (job.slo.any()) {
     std::string why;
-    emit("  objective   {}: {}\n", slo_text(job.slo),
-         meets_slo(*a.run, job.slo, &why) ? "met" : "missed, " + why);
+    const bool met = meets_slo(*a.run, job.slo, &why);
+    emit("{}",
+         say(lang, "  objective   {}: {}\n", "  objetivo    {}: {}\n", slo_text(job.slo, lang),
+             met ? std::string(tr(lang, "met", "cumprido"))
+                 : tr(lang, "missed, ", "perdido, ") + why));
   }
   if (a.fleet) {
     const ServeFleet& f = *a.fleet;
-    emit("\nfleet  {:.4g} {} within {} need {} replicas of {} = {} x {}{}\n", job.target, unit(r),
-         slo_text(job.slo), f.replicas, shape_name(*best), f.gpus, r.gpu->id,
-         f.met ? "" : " (not met even with these: the objective is too tight)");
-    emit(
-        "  each replica simulated at its share of the load, {}; the fleet gives {} output "
-        "tokens/s\n",
-        job.closed() ? fmt::format("{} users", grouped(std::llround(f.share)))
-                     : fmt::format("{:.4g} requests/s", f.share),
-        grouped(std::llround(f.output_tokens_per_s)));
-    print_result(f.result);
+    const std::string target = lang == Lang::kEn
+                                   ? fmt::format("{:.4g}", job.target)
+                                   : number(job.target, job.target < 10 ? 2 : 0, lang);
+    emit("{}",
+         say(lang, "\nfleet  {} {} within {} need {} replicas of {} = {} x {}{}\n",
+             "\nfrota  {} {} dentro de {} pedem {} réplicas de {} = {} x {}{}\n", target, unit(r),
+             slo_text(job.slo, lang), f.replicas, shape_name(*best), f.gpus, r.gpu->id,
+             f.met ? ""
+                   : tr(lang, " (not met even with these: the objective is too tight)",
+                        " (não cumprido nem com estas: o objetivo é apertado demais)")));
+    const std::string share =
+        job.closed() ? say(lang, "{} users", "{} usuários", number(std::round(f.share), 0, lang))
+                     : say(lang, "{} requests/s", "{} requisições/s",
+                           lang == Lang::kEn ? fmt::format("{:.4g}", f.share)
+                                             : number(f.share, f.share < 10 ? 2 : 1, lang));
+    emit("{}", say(lang,
+                   "  each replica simulated at its share of the load, {}; the fleet gives {} "
+                   "output tokens/s\n",
+                   "  cada réplica simulada com a sua parte da carga, {}; a frota dá {} tokens de "
+                   "saída/s\n",
+                   share, number(std::round(f.output_tokens_per_s), 0, lang)));
+    print_result(f.result, lang);
   }
   print_answer(r);
 }

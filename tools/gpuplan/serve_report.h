@@ -26,6 +26,7 @@ struct ServeReport {
   int64_t input = 0;        // tokens (the means, for a trace)
   int64_t output = 0;
   std::optional<Money> price;  // per GPU-hour
+  Lang lang = Lang::kEn;       // of the text and HTML reports (and of per_request and load)
 };
 
 void print_serve_text(const ServeReport& r);

@@ -30,18 +30,19 @@ struct SearchSettings {
 };
 
 // "llama-3.1-8b: 8,030,261,248 parameters, global batch 512 x 4,096 tokens".
-std::string model_line(const Model& model, const TrainJob& base) {
-  return fmt::format("{}: {} parameters, global batch {} x {} tokens", model.id,
-                     grouped(count_parameters(model).total), base.global_batch,
-                     grouped(base.memory.seq));
+std::string model_line(const Model& model, const TrainJob& base, Lang lang) {
+  return say(lang, "{}: {} parameters, global batch {} x {} tokens",
+             "{}: {} parâmetros, lote global {} x {} tokens", model.id,
+             number(static_cast<double>(count_parameters(model).total), 0, lang), base.global_batch,
+             number(static_cast<double>(base.memory.seq), 0, lang));
 }
 
-std::string cluster_line(const Cluster& c) {
-  return fmt::format(
-      "{} x {} ({} per node on {}{})", c.gpus, c.gpu->id, c.gpus_per_node, c.scale_up->id,
-      c.scale_out
-          ? fmt::format(", {} x {} per node between nodes", c.nics_per_node, c.scale_out->id)
-          : std::string());
+std::string cluster_line(const Cluster& c, Lang lang) {
+  return say(lang, "{} x {} ({} per node on {}{})", "{} x {} ({} por nó em {}{})", c.gpus,
+             c.gpu->id, c.gpus_per_node, c.scale_up->id,
+             c.scale_out ? say(lang, ", {} x {} per node between nodes",
+                               ", {} x {} por nó entre nós", c.nics_per_node, c.scale_out->id)
+                         : std::string());
 }
 
 int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
@@ -82,24 +83,27 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
     }
     return "";
   };
-  Table t({"rank", "layout", "step (s)", "tokens/s", "MFU (%)", "GiB/GPU", ""},
+  const Lang lang = s.out->lang;
+  Table t({tr(lang, "rank", "posição"), "layout", tr(lang, "step (s)", "passo (s)"), "tokens/s",
+           "MFU (%)", "GiB/GPU", ""},
           {true, false, true, true, true, true, false});
   for (size_t i = 0; i < r.top.size(); ++i) {
     const TrainEstimate& e = r.top[i];
-    t.add({fmt::format("{}", i + 1), train_layout_text(e.job),
-           fmt::format("{:.4g}", e.step.total().si()), grouped(std::llround(e.tokens_per_s)),
-           fmt::format("{:.1f}", e.mfu * 100), fmt::format("{:.1f}", e.memory.total() / GiB(1)),
-           mfu_note(e)});
+    const double step = e.step.total().si();
+    t.add({fmt::format("{}", i + 1), train_layout_text(e.job, lang),
+           lang == Lang::kEn ? fmt::format("{:.4g}", step) : number(step, step < 10 ? 3 : 2, lang),
+           number(std::round(e.tokens_per_s), 0, lang), number(e.mfu * 100, 1, lang),
+           number(e.memory.total() / GiB(1), 1, lang), mfu_note(e)});
   }
   if (!s.out->html.empty()) {
     HtmlReport h(fmt::format("gpuplan train --search: {}", model.id), s.out->lang);
-    h.paragraph(model_line(model, base));
-    h.paragraph(cluster_line(cluster));
+    h.paragraph(model_line(model, base, s.out->lang));
+    h.paragraph(cluster_line(cluster, s.out->lang));
     if (r.top.empty()) {
       h.verdict(tr(s.out->lang, "no layout can run: ", "nenhum layout roda: ") + r.reason);
     } else {
       h.verdict(fmt::format("{}: {}", tr(s.out->lang, "best layout", "melhor layout"),
-                            train_layout_text(r.top.front().job)));
+                            train_layout_text(r.top.front().job, s.out->lang)));
       h.table(t);
       add_train_html(h, r.top.front());
     }
@@ -142,16 +146,21 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
     emit("{}", w.str());
     return kExitOk;
   }
-  emit("model   {}\n", model_line(model, base));
+  emit("{} {}\n", tr(lang, "model  ", "modelo "), model_line(model, base, lang));
   emit("cluster {} x {}\n", cluster.gpus, cluster.gpu->id);
-  emit("search  {} layouts in the space, {} evaluated in {:.3f} s on {} thread(s)\n",
-       grouped(r.space), grouped(r.evaluated), r.seconds, o.threads);
+  emit("{}", say(lang, "search  {} layouts in the space, {} evaluated in {} s on {} thread(s)\n",
+                 "busca   {} layouts no espaço, {} avaliados em {} s com {} thread(s)\n",
+                 number(static_cast<double>(r.space), 0, lang),
+                 number(static_cast<double>(r.evaluated), 0, lang),
+                 lang == Lang::kEn ? fmt::format("{:.3f}", r.seconds) : number(r.seconds, 3, lang),
+                 o.threads));
   if (r.top.empty()) {
-    emit("verdict: no layout can run: {}\n", r.reason);
+    emit("{}", say(lang, "verdict: no layout can run: {}\n", "veredito: nenhum layout roda: {}\n",
+                   r.reason));
     return kExitOk;
   }
-  emit("\n{}\nbest layout:\n", t.str());
-  print_train_text(r.top.front());
+  emit("\n{}\n{}:\n", t.str(), tr(lang, "best layout", "melhor layout"));
+  print_train_text(r.top.front(), s.out->lang);
   return kExitOk;
 }
 
@@ -308,8 +317,8 @@ int run_train(const std::vector<std::string>& args) {
   const TrainEstimate& e = *answer;
   if (!out.html.empty()) {
     HtmlReport h(fmt::format("gpuplan train: {}", model->id), out.lang);
-    h.paragraph(model_line(*model, base));
-    h.paragraph(cluster_line(*cluster));
+    h.paragraph(model_line(*model, base, out.lang));
+    h.paragraph(cluster_line(*cluster, out.lang));
     add_train_html(h, e);
     if (Result<bool> w = write_html_file(out.html, h.str()); !w)
       return report_error(kName, w.error());
@@ -328,9 +337,9 @@ int run_train(const std::vector<std::string>& args) {
     emit("{}", w.str());
     return kExitOk;
   }
-  emit("model   {}\n", model_line(*model, base));
-  emit("cluster {}\n", cluster_line(*cluster));
-  print_train_text(e);
+  emit("{} {}\n", tr(out.lang, "model  ", "modelo "), model_line(*model, base, out.lang));
+  emit("cluster {}\n", cluster_line(*cluster, out.lang));
+  print_train_text(e, out.lang);
   return kExitOk;
 }
 

@@ -11,7 +11,7 @@
 
 namespace gpuplan::cli {
 
-std::string train_layout_text(const TrainJob& job) {
+std::string train_layout_text(const TrainJob& job, Lang lang) {
   const MemoryJob& m = job.memory;
   const Parallelism& l = m.layout;
   std::string s = fmt::format("tp {} pp {} dp {}", l.tp, l.pp, l.dp);
@@ -21,38 +21,43 @@ std::string train_layout_text(const TrainJob& job) {
     s += fmt::format(" ep {}", l.ep);
   if (l.etp > 0 && l.etp != l.tp)
     s += fmt::format(" etp {}", l.etp);
-  s += fmt::format(", micro-batch {}", m.micro_batch);
+  s += say(lang, ", micro-batch {}", ", micro-lote {}", m.micro_batch);
   if (l.virtual_stages > 1)
-    s += fmt::format(", {} virtual stages", l.virtual_stages);
+    s += say(lang, ", {} virtual stages", ", {} estágios virtuais", l.virtual_stages);
   if (l.zero > 0)
     s += fmt::format(", ZeRO {}", l.zero);
   if (l.sequence_parallel && l.tp > 1)
     s += ", SP";
-  if (m.recompute != Recompute::kNone)
-    s += fmt::format(", {} recompute", recompute_name(m.recompute));
+  if (m.recompute != Recompute::kNone) {
+    s += lang == Lang::kPt ? (m.recompute == Recompute::kFull ? ", recomputação completa"
+                                                              : ", recomputação seletiva")
+                           : fmt::format(", {} recompute", recompute_name(m.recompute));
+  }
   return s;
 }
 
-std::string software_text(const TrainJob& job) {
+std::string software_text(const TrainJob& job, Lang lang) {
   const Software& s = job.software;
   if (s.framework == nullptr) {
-    return "none named (nothing overlapped, eager defaults)";
+    return tr(lang, "none named (nothing overlapped, eager defaults)",
+              "nenhum informado (nada sobreposto, padrões eager)");
   }
-  std::string text = fmt::format("{} as of {}", s.framework->id, s.year);
+  std::string text = say(lang, "{} as of {}", "{} de {}", s.framework->id, s.year);
   std::vector<std::string> parts;
-  parts.push_back(job.memory.flash_attention ? (s.hopper_attention() ? "fused attention "
-                                                                       "(Hopper kernels)"
-                                                                     : "fused attention")
-                                             : "eager attention");
+  parts.push_back(job.memory.flash_attention
+                      ? (s.hopper_attention() ? tr(lang, "fused attention (Hopper kernels)",
+                                                   "atenção fundida (kernels Hopper)")
+                                              : tr(lang, "fused attention", "atenção fundida"))
+                      : tr(lang, "eager attention", "atenção eager"));
   if (s.overlap_grad_reduce()) {
-    parts.push_back("overlapped gradient reduction");
+    parts.push_back(tr(lang, "overlapped gradient reduction", "redução de gradientes sobreposta"));
   }
   if (s.tp_comm_overlap()) {
-    parts.push_back("overlapped TP communication");
+    parts.push_back(tr(lang, "overlapped TP communication", "comunicação TP sobreposta"));
   }
-  parts.push_back(fmt::format("{:g} + {:g} + {:g} bytes of state per parameter",
-                              job.memory.weight_bytes, job.memory.gradient_bytes,
-                              job.memory.master_bytes));
+  parts.push_back(say(lang, "{:g} + {:g} + {:g} bytes of state per parameter",
+                      "{:g} + {:g} + {:g} bytes de estado por parâmetro", job.memory.weight_bytes,
+                      job.memory.gradient_bytes, job.memory.master_bytes));
   return text + ": " + fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -126,6 +131,12 @@ void write_train_json(JsonWriter& w, const TrainEstimate& e) {
 
 namespace {
 
+// Significant digits after the point for a step time in Portuguese, as "{:.4g}" gives in English.
+int value_digits(double v) {
+  const double a = std::fabs(v);
+  return a == 0 ? 0 : a < 0.01 ? 5 : a < 0.1 ? 4 : a < 1 ? 3 : a < 10 ? 2 : a < 100 ? 1 : 0;
+}
+
 std::string duration(Seconds t) {
   const double s = t.si();
   if (s < 120)
@@ -180,8 +191,8 @@ void add_train_html(HtmlReport& h, const TrainEstimate& e) {
     h.verdict(tr(lang, "infeasible: ", "inviável: ") + e.reason);
     return;
   }
-  h.paragraph(tr(lang, "software: ", "software: ") + software_text(e.job));
-  h.paragraph(fmt::format("layout: {} ({} {})", train_layout_text(e.job), e.micro_batches,
+  h.paragraph(tr(lang, "software: ", "software: ") + software_text(e.job, lang));
+  h.paragraph(fmt::format("layout: {} ({} {})", train_layout_text(e.job, lang), e.micro_batches,
                           tr(lang, "micro-batches per step", "micro-lotes por passo")));
   h.heading(tr(lang, "Where the step goes", "Para onde vai o passo"));
   std::vector<Bar> bars;
@@ -220,40 +231,60 @@ void add_train_html(HtmlReport& h, const TrainEstimate& e) {
   }
 }
 
-void print_train_text(const TrainEstimate& e) {
+void print_train_text(const TrainEstimate& e, Lang lang) {
   if (!e.feasible) {
-    emit("verdict: infeasible: {}\n", e.reason);
+    emit("{}", say(lang, "verdict: infeasible: {}\n", "veredito: inviável: {}\n", e.reason));
     return;
   }
-  emit("software {}\n", software_text(e.job));
-  emit("layout  {} ({} micro-batches per step)\n", train_layout_text(e.job), e.micro_batches);
-  emit("memory  {} of {} usable per GPU: {}\n", gib(e.memory.total()), gib(e.usable),
-       e.fits_memory ? "fits" : "DOES NOT FIT - the times below are for a layout that cannot run");
+  emit("software {}\n", software_text(e.job, lang));
+  emit("{}", say(lang, "layout  {} ({} micro-batches per step)\n",
+                 "layout  {} ({} micro-lotes por passo)\n", train_layout_text(e.job, lang),
+                 e.micro_batches));
+  emit("{}", say(lang, "memory  {} of {} usable per GPU: {}\n",
+                 "memória {} de {} utilizáveis por GPU: {}\n", gib_text(e.memory.total(), lang),
+                 gib_text(e.usable, lang),
+                 e.fits_memory ? tr(lang, "fits", "cabe")
+                               : tr(lang,
+                                    "DOES NOT FIT - the times below are for a layout that cannot "
+                                    "run",
+                                    "NÃO CABE - os tempos abaixo são de um layout que não roda")));
   const StepTime& s = e.step;
   const Seconds total = s.total();
-  Table t({"where the step goes", "time (s)", "share (%)"}, {false, true, true});
+  Table t({tr(lang, "where the step goes", "para onde vai o passo"),
+           tr(lang, "time (s)", "tempo (s)"), tr(lang, "share (%)", "parcela (%)")},
+          {false, true, true});
   auto row = [&](const std::string& name, Seconds v) {
-    t.add(
-        {name, fmt::format("{:.4g}", v.si()), fmt::format("{:.1f}", 100.0 * v.si() / total.si())});
+    t.add({name,
+           lang == Lang::kEn ? fmt::format("{:.4g}", v.si())
+                             : number(v.si(), value_digits(v.si()), lang),
+           number(100.0 * v.si() / total.si(), 1, lang)});
   };
-  for (const auto& [name, v] : step_items(s, Lang::kEn)) {
+  for (const auto& [name, v] : step_items(s, lang)) {
     row(name, v);
   }
-  row("step", total);
+  row(tr(lang, "step", "passo"), total);
   emit("\n{}", t.str());
-  emit("\nthroughput  {} tokens/s ({:.0f} tokens/s per GPU)\n",
-       grouped(std::llround(e.tokens_per_s)),
-       e.tokens_per_s / static_cast<double>(e.job.memory.layout.gpus()));
-  emit("per GPU     {:.0f} TFLOP/s model, {:.0f} TFLOP/s hardware; MFU {:.1f} %, HFU {:.1f} %\n",
-       e.model_flops_per_gpu.si() / 1e12, e.hardware_flops_per_gpu.si() / 1e12, e.mfu * 100,
-       e.hfu * 100);
+  const double per_gpu = e.tokens_per_s / static_cast<double>(e.job.memory.layout.gpus());
+  emit("{}", say(lang, "\nthroughput  {} tokens/s ({} tokens/s per GPU)\n",
+                 "\nvazão       {} tokens/s ({} tokens/s por GPU)\n",
+                 number(std::round(e.tokens_per_s), 0, lang),
+                 lang == Lang::kEn ? fmt::format("{:.0f}", per_gpu) : number(per_gpu, 0, lang)));
+  emit("{}", say(lang, "per GPU     {} TFLOP/s model, {} TFLOP/s hardware; MFU {} %, HFU {} %\n",
+                 "por GPU     {} TFLOP/s do modelo, {} TFLOP/s de hardware; MFU {} %, HFU {} %\n",
+                 number(e.model_flops_per_gpu.si() / 1e12, 0, lang),
+                 number(e.hardware_flops_per_gpu.si() / 1e12, 0, lang),
+                 number(e.mfu * 100, 1, lang), number(e.hfu * 100, 1, lang)));
   if (e.job.tokens > 0) {
-    emit("{:.3g} tokens: {}, {} GPU-hours, {:.1f} MWh at TDP", e.job.tokens,
-         duration(e.time_to_train), grouped(std::llround(e.gpu_hours)), e.energy_joules / 3.6e9);
+    emit("{}",
+         say(lang, "{:.3g} tokens: {}, {} GPU-hours, {} MWh at TDP",
+             "{:.3g} tokens: {}, {} GPU-horas, {} MWh no TDP", e.job.tokens,
+             lang == Lang::kEn ? duration(e.time_to_train) : duration_text(e.time_to_train, lang),
+             number(std::round(e.gpu_hours), 0, lang), number(e.energy_joules / 3.6e9, 1, lang)));
     if (e.cost) {
-      emit(", {} {}", grouped(std::llround(e.cost->amount)), e.cost->currency);
+      emit(", {}", money_text(*e.cost, lang));
     } else {
-      emit(" (no price: give --price VALUE/h per GPU or --offer)");
+      emit("{}", tr(lang, " (no price: give --price VALUE/h per GPU or --offer)",
+                    " (sem preço: informe --price VALOR/h por GPU ou --offer)"));
     }
     emit("\n");
   }

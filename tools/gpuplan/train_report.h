@@ -16,16 +16,16 @@
 namespace gpuplan::cli {
 
 // "megatron-lm as of 2024: fused attention, overlapped gradient reduction, ...".
-std::string software_text(const TrainJob& job);
+std::string software_text(const TrainJob& job, Lang lang = Lang::kEn);
 
 // "tp 8 pp 16 dp 64 cp 1, mb 1, v 4, ZeRO 1, SP, selective recompute".
-std::string train_layout_text(const TrainJob& job);
+std::string train_layout_text(const TrainJob& job, Lang lang = Lang::kEn);
 
 // Writes the estimate's fields (layout, memory, step breakdown, throughput, MFU, totals).
 void write_train_json(JsonWriter& w, const TrainEstimate& e);
 
 // The human report: verdict, step-time breakdown table, throughput, MFU, totals.
-void print_train_text(const TrainEstimate& e);
+void print_train_text(const TrainEstimate& e, Lang lang);
 
 // Where a step goes, item by item (the step is their sum), named for people.
 std::vector<std::pair<std::string, Seconds>> step_items(const StepTime& s, Lang lang);
