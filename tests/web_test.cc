@@ -144,6 +144,11 @@ TEST(WebApi, TheServerReadsNoFilesAndRunsNothingOverItsLimits) {
        "unknown gpu '--data=/etc'"},
       {"/api/v1/fit", R"({"model": "--data=etc", "task": "infer"})", "reads no files"},
       {"/api/v1/fit", R"({"model": "llama-3.1-8b", "gpu=x": "l4"})", "is not a flag name"},
+      // A report file on the server, or an answer that is not JSON.
+      {"/api/v1/fit", R"({"model": "llama-3.1-8b", "task": "infer", "html": "/tmp/x.html"})",
+       "html: is not accepted"},
+      {"/api/v1/plan", R"({"model": "llama-3.1-8b", "task": "lora", "csv": true})",
+       "csv: is not accepted"},
   };
   for (const Case& c : cases) {
     const WebReply r = answer_api("POST", c.path, c.body, options());

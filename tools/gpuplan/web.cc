@@ -45,9 +45,10 @@ constexpr std::array<ApiCommand, 5> kApi = {{
     {"plan", run_plan, false},
 }};
 
-// Keys that would read the server's files or change how it runs.
-constexpr std::array<std::string_view, 8> kRefused = {"data",    "profile", "json",    "help",
-                                                      "lengths", "job",     "threads", "html"};
+// Keys that would read or write the server's files, or change how it runs and what it answers
+// (JSON, always).
+constexpr std::array<std::string_view, 9> kRefused = {"data", "profile", "json", "help", "lengths",
+                                                      "job",  "threads", "html", "csv"};
 
 std::string error_body(const std::string& message) {
   return json{{"error", message}}.dump();
