@@ -21,13 +21,14 @@ constexpr size_t kNumDashes = sizeof(kDashes) / sizeof(kDashes[0]);
 
 constexpr double kWidth = 720;
 
-// Room for the longest of `labels` left of a chart, at about 6.7 px per character of 12 px
-// text, within a third of the width.
-double label_room(const std::vector<std::string>& labels) {
+// Room left of a chart for the longest label of `rows` (anything with a .label), at about
+// 6.7 px per character of 12 px text, within a third of the width.
+template <class Row>
+double label_room(const std::vector<Row>& rows) {
   size_t most = 0;
-  for (const std::string& l : labels) {
+  for (const Row& r : rows) {
     size_t n = 0;
-    for (unsigned char c : l)
+    for (unsigned char c : r.label)
       n += (c & 0xC0) != 0x80;
     most = std::max(most, n);
   }
@@ -211,10 +212,7 @@ Result<bool> write_html_file(const std::string& path, const std::string& html) {
 std::string stacked_bars_svg(const std::vector<StackedRow>& rows, const std::string& unit,
                              Lang lang) {
   constexpr double kRow = 42, kTop = 8;
-  std::vector<std::string> labels;
-  for (const StackedRow& r : rows)
-    labels.push_back(r.label);
-  const double kLabel = label_room(labels);
+  const double left = label_room(rows);
   double top = 0;
   std::vector<std::string> names;  // the legend: every segment label, in first-seen order
   for (const StackedRow& r : rows) {
@@ -227,7 +225,7 @@ std::string stacked_bars_svg(const std::vector<StackedRow>& rows, const std::str
     top = std::max({top, total, r.limit});
   }
   top = top > 0 ? top * 1.08 : 1;
-  const double x0 = kLabel, x1 = kWidth - 20;
+  const double x0 = left, x1 = kWidth - 20;
   const double axis_y = kTop + kRow * static_cast<double>(rows.size()) + 4;
   const double legend_rows = std::ceil(static_cast<double>(names.size()) / 3.0);
   const double height = axis_y + 44 + 18 * legend_rows;
@@ -271,15 +269,12 @@ std::string stacked_bars_svg(const std::vector<StackedRow>& rows, const std::str
 
 std::string bars_svg(const std::vector<Bar>& bars, const std::string& unit, Lang lang) {
   constexpr double kRow = 26, kTop = 8;
-  std::vector<std::string> labels;
-  for (const Bar& b : bars)
-    labels.push_back(b.label);
-  const double kLabel = label_room(labels);
+  const double left = label_room(bars);
   double top = 0;
   for (const Bar& b : bars)
     top = std::max(top, b.value);
   top = top > 0 ? top * 1.35 : 1;  // room for the value and note at a bar's end
-  const double x0 = kLabel, x1 = kWidth - 20;
+  const double x0 = left, x1 = kWidth - 20;
   const double axis_y = kTop + kRow * static_cast<double>(bars.size()) + 4;
   std::string s = svg_open(axis_y + 40, unit);
   for (size_t i = 0; i < bars.size(); ++i) {

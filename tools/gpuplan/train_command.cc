@@ -110,6 +110,19 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
     if (Result<bool> w = write_html_file(s.out->html, h.str()); !w)
       return report_error(kName, w.error());
   }
+  if (s.out->csv) {
+    Table c({"rank", "layout", "step_s", "tokens_per_s", "mfu", "memory_per_gpu_bytes",
+             "fits_memory", "mfu_note"});
+    for (size_t i = 0; i < r.top.size(); ++i) {
+      const TrainEstimate& e = r.top[i];
+      c.add({fmt::format("{}", i + 1), train_layout_text(e.job),
+             fmt::format("{:.6g}", e.step.total().si()), fmt::format("{:.6g}", e.tokens_per_s),
+             fmt::format("{:.4g}", e.mfu), fmt::format("{:.0f}", e.memory.total().si()),
+             e.fits_memory ? "true" : "false", mfu_note(e)});
+    }
+    emit("{}", c.csv());
+    return kExitOk;
+  }
   if (s.json) {
     JsonWriter w;
     w.begin_object()
@@ -239,12 +252,17 @@ int run_train(const std::vector<std::string>& args) {
   std::string profile;
   app.add_option("--profile", profile, "calibration profile from gpuplan calibrate");
   ReportFlags out;
-  add_report_flags(app, out, false);
+  add_report_flags(app, out, true);
   if (std::optional<int> done = parse_flags(app, args, kName)) {
     return *done;
   }
   if (std::optional<int> done = finish_report_flags(out, json, kName)) {
     return *done;
+  }
+  if (out.csv && !search) {
+    return report_error(kName,
+                        Error{"--csv", "is the ranking of --search", "add --search, or drop --csv"},
+                        kExitUsage);
   }
   // Ranges are checked by the flags' field rules (fields.h) as they are parsed.
   if (!attention.empty() && attention != "flash" && attention != "eager") {
