@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -92,6 +94,33 @@ TEST(WebApi, AnAnswerIsTheClisJsonByteForByte) {
                             "--offers", "eveo-l4", "--offers", "eveo-h200", "--threads", "1"});
   ASSERT_EQ(plan_cli.status, 0) << plan_cli.err;
   EXPECT_EQ(plan.body, plan_cli.out);
+}
+
+TEST(WebApi, AReportIsTheClisHtmlFileByteForByte) {
+  // /report: the HTML the command writes with --html FILE, in the language asked for.
+  const std::string file = testing::TempDir() + "/web-report.html";
+  const Cli plan_cli =
+      cli(run_plan, "plan",
+          {"--model", "llama-3.1-8b", "--task", "lora", "--tokens", "1e8", "--offers", "eveo-l4",
+           "--lang", "pt-BR", "--threads", "1", "--html", file});
+  ASSERT_EQ(plan_cli.status, 0) << plan_cli.err;
+  std::ifstream in(file);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const WebReply r = answer_api("POST", "/api/v1/plan/report",
+                                R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8,
+                                    "offers": "eveo-l4", "lang": "pt-BR"})",
+                                options());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.type, "text/html; charset=utf-8");
+  EXPECT_TRUE(r.body.starts_with("<!doctype html>\n<html lang=\"pt-BR\">")) << r.body.substr(0, 80);
+  EXPECT_EQ(r.body, html);
+  // Bad input is the same 400 with JSON as without /report.
+  const WebReply bad =
+      answer_api("POST", "/api/v1/fit/report",
+                 R"({"model": "llama-3.1-8b", "gpu": "l44", "task": "infer"})", options());
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.type, "application/json");
+  EXPECT_EQ(answer_api("POST", "/api/v1/planet/report", "{}", options()).status, 404);
 }
 
 TEST(WebApi, BadInputIsA400WithTheClisMessage) {

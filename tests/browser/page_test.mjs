@@ -86,6 +86,17 @@ try {
   if (!veredito.startsWith("Você precisa de 8 GPUs em um servidor: eveo-hgx-8xh200")) {
     fail(`Portuguese verdict: '${veredito}'`);
   }
+  // The full report: the plan's --html file from /api/v1/plan/report, in Portuguese, with its
+  // charts (tools/gpuplan/html.cc; "Ofertas classificadas" is its ranked-offers heading).
+  const [report] = await Promise.all([page.waitForEvent("popup"), page.click("#report")]);
+  await report.waitForLoadState();
+  const reportLang = await report.getAttribute("html", "lang");
+  const headings = await report.$$eval("h2", (h) => h.map((e) => e.textContent));
+  const charts = await report.$$eval("svg", (s) => s.length);
+  if (reportLang !== "pt-BR" || !headings.includes("Ofertas classificadas") || charts < 1) {
+    fail(`report: lang '${reportLang}', headings ${headings}, ${charts} charts`);
+  }
+  await report.close();
   const lang = await page.getAttribute("html", "lang");
   if (lang !== "pt-BR") fail(`html lang '${lang}'`);
   if (errors.length > 0) fail(`script errors: ${errors.join("; ")}`);

@@ -11,6 +11,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
@@ -115,11 +116,9 @@ class Upload {
     }
   }
   Result<std::string> write(const json& config) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gpuplan-web-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) {
+    if (!make_dir()) {
       return fail("config", "cannot store the uploaded config.json on the server", "");
     }
-    dir_ = tmpl;
     path_ = dir_ + "/uploaded.json";
     std::ofstream out(path_);
     out << config.dump();
@@ -127,6 +126,13 @@ class Upload {
       return fail("config", "cannot store the uploaded config.json on the server", "");
     }
     return path_;
+  }
+  // Where the command writes its HTML report, in the request's own directory.
+  Result<std::string> report_path() {
+    if (!make_dir()) {
+      return fail("html", "cannot make room for the report on the server", "");
+    }
+    return dir_ + "/report.html";
   }
   // Texts name the upload, not where the server kept it.
   std::string hide(std::string text) const {
@@ -140,6 +146,19 @@ class Upload {
   }
 
  private:
+  // One private directory per request, removed with it.
+  bool make_dir() {
+    if (!dir_.empty()) {
+      return true;
+    }
+    std::string tmpl = (std::filesystem::temp_directory_path() / "gpuplan-web-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      return false;
+    }
+    dir_ = tmpl;
+    return true;
+  }
+
   std::string dir_;
   std::string path_;
 };
@@ -287,6 +306,21 @@ std::string openapi() {
            {{"200", {{"description", "the answer, as the CLI's --json"}}},
             {"400", {{"description", "bad input: {\"error\": the CLI's one-line message}"}}},
             {"413", {{"description", "a body over 1 MiB"}}}}}}}};
+    paths[fmt::format("/api/v1/{}/report", c.name)] = {
+        {"post",
+         {{"summary", fmt::format("gpuplan {} --html", c.name)},
+          {"description",
+           "The same body as without /report (\"lang\": \"pt-BR\" or \"en\" for the language); "
+           "the answer is the command's self-contained HTML report with its charts."},
+          {"requestBody",
+           {{"required", true},
+            {"content",
+             {{"application/json",
+               {{"schema", {{"type", "object"}, {"additionalProperties", true}}}}}}}}},
+          {"responses",
+           {{"200", {{"description", "the report"}, {"content", {{"text/html", json::object()}}}}},
+            {"400", {{"description", "bad input: {\"error\": the CLI's one-line message}"}}},
+            {"413", {{"description", "a body over 1 MiB"}}}}}}}};
   }
   paths["/api/v1/catalog/{kind}"] = {
       {"get",
@@ -323,7 +357,9 @@ WebReply answer_api(const std::string& method, const std::string& path, const st
       return catalog_list(path.substr(kCatalog.size()), options);
     }
     for (const ApiCommand& c : kApi) {
-      if (path != fmt::format("/api/v1/{}", c.name)) {
+      const std::string endpoint = fmt::format("/api/v1/{}", c.name);
+      const bool report = path == endpoint + "/report";
+      if (path != endpoint && !report) {
         continue;
       }
       if (method != "POST") {
@@ -344,7 +380,22 @@ WebReply answer_api(const std::string& method, const std::string& path, const st
       if (!options.data.empty()) {
         args->insert(args->end() - 1, {"--data", options.data});
       }
-      return run_captured(c.run, *args, upload);
+      if (!report) {
+        return run_captured(c.run, *args, upload);
+      }
+      // The command's --html report, written in the request's directory and sent back.
+      Result<std::string> file = upload.report_path();
+      if (!file) {
+        return {500, error_body(file.error().message())};
+      }
+      args->insert(args->end() - 1, "--html=" + *file);
+      WebReply r = run_captured(c.run, *args, upload);
+      if (r.status != 200) {
+        return r;
+      }
+      std::ifstream in(*file, std::ios::binary);
+      std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      return {200, upload.hide(html), "text/html; charset=utf-8"};
     }
     return {404, error_body(fmt::format("no such endpoint: {} {}", method, path))};
   } catch (const std::exception& e) {
@@ -374,7 +425,7 @@ Result<std::unique_ptr<WebServer>> WebServer::bind(const WebOptions& options) {
   auto api = [o](const httplib::Request& req, httplib::Response& res) {
     const WebReply r = answer_api(req.method, req.path, req.body, *o);
     res.status = r.status;
-    res.set_content(r.body, "application/json");
+    res.set_content(r.body, r.type);
   };
   s.Get(R"(/api/.*)", api);
   s.Post(R"(/api/.*)", api);

@@ -3,7 +3,9 @@
 // POST /api/v1/{fit,train,scale,serve,plan} take a JSON object whose keys are the command's flag
 // names (without "--"; "_" may stand for "-") and "model", and answer with exactly what the
 // command prints with --json; GET /api/v1/catalog/{gpus,fabrics,models,offers} list the
-// catalog; GET /api/v1/openapi.json describes the API; GET / is the page. A request runs the
+// catalog; POST /api/v1/{fit,train,scale,serve,plan}/report answer with the command's --html
+// report instead (text/html; "lang" picks its language); GET /api/v1/openapi.json describes the
+// API; GET / is the page. A request runs the
 // same command as the CLI, on one of a fixed number of worker threads, so the answer, the
 // field rules and the error text are the CLI's: bad input is 400 with the CLI's one-line
 // error, a body over 1 MiB 413, and a request the server will not run for one client (a
@@ -25,10 +27,11 @@ struct WebOptions {
   std::string data;  // catalog directory; empty: the default
 };
 
-// What one request to the API gets back: a status and a JSON body.
+// What one request to the API gets back: a status and a body, JSON unless a report.
 struct WebReply {
   int status = 200;
   std::string body;
+  std::string type = "application/json";
 };
 
 // Answers one API request in-process (the server's handler; tests call it directly too).

@@ -85,6 +85,7 @@ const std::string& web_page() {
   <div id="chart-memory"></div>
   <h3 id="whynot" data-t="whynot">Why not the others</h3>
   <ul id="rejected" class="why"></ul>
+  <p><button id="report" type="button" data-t="report">Full report (HTML, to keep or print)</button></p>
 </section>
 </main>
 <script>
@@ -103,7 +104,7 @@ const T = {
        memchart: "Memory per GPU on", usable: "usable", working: "asking gpuplan...",
        weights: "weights", gradients: "gradients", optimizer: "optimizer",
        activations: "activations", kv: "KV cache", overhead: "runtime",
-       smallest: "its smallest fit"},
+       smallest: "its smallest fit", report: "Full report (HTML, to keep or print)"},
   pt: {title: "gpuplan: uma GPU ou um cluster?", model: "Modelo", catalog: "do catálogo",
        upload: "ou um config.json", task: "Tarefa", pretrain: "pré-treino",
        finetune: "ajuste fino completo", lora: "ajuste fino LoRA", qlora: "ajuste fino QLoRA",
@@ -118,12 +119,15 @@ const T = {
        timechart: "Tempo até terminar em cada oferta", memchart: "Memória por GPU em",
        usable: "utilizável", working: "perguntando ao gpuplan...", weights: "pesos",
        gradients: "gradientes", optimizer: "otimizador", activations: "ativações",
-       kv: "cache KV", overhead: "runtime", smallest: "o menor arranjo que cabe"}
+       kv: "cache KV", overhead: "runtime", smallest: "o menor arranjo que cabe",
+       report: "Relatório completo (HTML, para guardar ou imprimir)"}
 };
 let lang = (navigator.language || "en").toLowerCase().startsWith("pt") ? "pt" : "en";
 let last = null;
 const offerGpu = {}, gpuUsable = {};
 const $ = (id) => document.getElementById(id);
+// The plan asked last, for its report.
+let asked = null;
 const t = (k) => T[lang][k] || k;
 function translate() {
   document.documentElement.lang = lang === "pt" ? "pt-BR" : "en";
@@ -303,6 +307,7 @@ async function answer(ev) {
   if ($("usd-rate").value.trim()) req.usd_rate = Number($("usd-rate").value.trim());
   try {
     const plan = await api("POST", "/api/v1/plan", req);
+    asked = req;
     let fit = null;
     if (plan.ranked.length > 0) {
       const f = {task: task === "serve" ? "infer" : task === "pretrain" ? "train" : task,
@@ -325,6 +330,16 @@ $("task").addEventListener("change", () => {
 $("en").addEventListener("click", () => { lang = "en"; translate(); });
 $("pt").addEventListener("click", () => { lang = "pt"; translate(); });
 $("job").addEventListener("submit", answer);
+// The same plan as gpuplan plan --html writes it, in the page's language, opened in a new tab.
+$("report").addEventListener("click", async () => {
+  if (!asked) return;
+  const r = await fetch("/api/v1/plan/report", {method: "POST",
+      headers: {"Content-Type": "application/json"},
+      body: JSON.stringify(Object.assign({}, asked, {lang: lang === "pt" ? "pt-BR" : "en"}))});
+  if (!r.ok) { $("error").textContent = (await r.json()).error; return; }
+  const url = URL.createObjectURL(new Blob([await r.text()], {type: "text/html"}));
+  window.open(url, "_blank");
+});
 translate();
 load().catch((e) => { $("error").textContent = e.message; });
 </script>
