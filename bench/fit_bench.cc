@@ -20,7 +20,8 @@ const Catalog& catalog() {
 void BM_MemoryPerGpu(benchmark::State& state) {
   const Model m = *catalog().model("llama-3.1-405b");
   MemoryJob job;
-  job.layout = Parallelism{8, 16, 64, 1, true, 1};
+  job.layout = Parallelism{
+      .tp = 8, .pp = 16, .dp = 64, .virtual_stages = 1, .sequence_parallel = true, .zero = 1};
   for (auto _ : state) {
     benchmark::DoNotOptimize(memory_per_gpu(m, job, catalog().memory_params()));
   }
@@ -64,7 +65,8 @@ void BM_TrainingEstimate(benchmark::State& state) {
   TrainJob job;
   job.memory.seq = 8192;
   job.memory.micro_batch = 1;
-  job.memory.layout = Parallelism{8, 16, 128, 4, true, 1};
+  job.memory.layout = Parallelism{
+      .tp = 8, .pp = 16, .dp = 128, .virtual_stages = 4, .sequence_parallel = true, .zero = 1};
   job.global_batch = 2048;
   apply_software(job, *catalog().software("meta-internal@2024"));
   if (!estimate_training(m, c, job, catalog().memory_params(), catalog().train_params()).feasible) {

@@ -26,7 +26,12 @@ TrainEstimate fastest(const Model& m, const Cluster& c, TrainJob job, const Memo
     }
     for (int64_t zero : {0, 1, 2, 3}) {
       for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-        job.memory.layout = Parallelism{tp, 1, c.gpus / tp, 1, tp > 1, zero};
+        job.memory.layout = Parallelism{.tp = tp,
+                                        .pp = 1,
+                                        .dp = c.gpus / tp,
+                                        .virtual_stages = 1,
+                                        .sequence_parallel = tp > 1,
+                                        .zero = zero};
         job.memory.recompute = r;
         job.memory.micro_batch = 0;
         if (layout_problem(m, job.memory) || (zero > 0 && c.gpus / tp == 1)) {
@@ -54,7 +59,12 @@ TrainEstimate same_setup(const Model& m, const Cluster& c, TrainJob job, const T
                          const MemoryParams& mp, const TrainParams& p) {
   const Parallelism& b = base.memory.layout;
   const int64_t dp = c.gpus / b.tp;
-  job.memory.layout = Parallelism{b.tp, 1, dp, 1, b.sequence_parallel, dp > 1 ? b.zero : 0};
+  job.memory.layout = Parallelism{.tp = b.tp,
+                                  .pp = 1,
+                                  .dp = dp,
+                                  .virtual_stages = 1,
+                                  .sequence_parallel = b.sequence_parallel,
+                                  .zero = dp > 1 ? b.zero : 0};
   job.memory.recompute = base.memory.recompute;
   job.memory.micro_batch = base.memory.micro_batch;
   return estimate_training(m, c, job, mp, p);

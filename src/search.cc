@@ -108,7 +108,15 @@ void search_outer(const Model& m, const Cluster& c, const TrainJob& base, const 
           }
           bool any_fits = false;
           for (int64_t v : vs_of[i]) {
-            job.memory.layout = Parallelism{x.tp, x.pp, x.dp, v, sp, zero, x.ep, x.cp, x.etp};
+            job.memory.layout = Parallelism{.tp = x.tp,
+                                            .pp = x.pp,
+                                            .dp = x.dp,
+                                            .virtual_stages = v,
+                                            .sequence_parallel = sp,
+                                            .zero = zero,
+                                            .ep = x.ep,
+                                            .cp = x.cp,
+                                            .etp = x.etp};
             job.memory.recompute = r;
             job.memory.micro_batch = mb;
             ++out.evaluated;

@@ -85,7 +85,8 @@ TEST(Scaling, BestLayoutsExplainAnEfficiencyAbove100) {
 
 TEST(Scaling, TheSetupTextNamesWhatACurveKeeps) {
   TrainJob j;
-  j.memory.layout = Parallelism{2, 1, 4, 1, true, 1};
+  j.memory.layout = Parallelism{
+      .tp = 2, .pp = 1, .dp = 4, .virtual_stages = 1, .sequence_parallel = true, .zero = 1};
   j.memory.micro_batch = 4;
   j.memory.recompute = Recompute::kSelective;
   EXPECT_EQ(train_setup_text(j), "tp 2, micro-batch 4, selective recompute, ZeRO 1");

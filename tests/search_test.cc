@@ -70,7 +70,8 @@ TEST_F(SearchTest, TheBestIsAtLeastAsFastAsAHandPickedLayout) {
   // Megatron's usual choice for 70B on 256 H100: tp 8, pp 4, dp 8, micro-batch 1, SP.
   TrainJob hand = base_;
   hand.memory.micro_batch = 1;
-  hand.memory.layout = Parallelism{8, 4, 8, 1, true, 1};
+  hand.memory.layout = Parallelism{
+      .tp = 8, .pp = 4, .dp = 8, .virtual_stages = 1, .sequence_parallel = true, .zero = 1};
   const TrainEstimate e = estimate_training(*catalog_->model("llama-3.1-70b"), cluster_, hand,
                                             catalog_->memory_params(), catalog_->train_params());
   ASSERT_TRUE(e.feasible && e.fits_memory) << e.reason;

@@ -29,7 +29,8 @@ class TrainingTest : public ::testing::Test {
     j.memory.task = Task::kTrain;
     j.memory.seq = 2048;
     j.memory.micro_batch = mb;
-    j.memory.layout = Parallelism{tp, pp, dp, 1, tp > 1, 0};
+    j.memory.layout = Parallelism{
+        .tp = tp, .pp = pp, .dp = dp, .virtual_stages = 1, .sequence_parallel = tp > 1, .zero = 0};
     j.global_batch = global;
     return j;
   }

@@ -106,7 +106,12 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model, const Catalog&
   job.micro_batch = f.micro_batch;
   job.batch = f.batch;
   job.lora_rank = f.lora_rank;
-  job.layout = Parallelism{f.tp, f.pp, f.dp, f.virtual_stages, f.sequence_parallel, f.zero};
+  job.layout = Parallelism{.tp = f.tp,
+                           .pp = f.pp,
+                           .dp = f.dp,
+                           .virtual_stages = f.virtual_stages,
+                           .sequence_parallel = f.sequence_parallel,
+                           .zero = f.zero};
   if (is_training(job.task)) {
     GPUPLAN_RETURN_IF_ERROR(check_context(model, job.seq, "--seq"));
   }

@@ -326,7 +326,15 @@ int run_train(const std::vector<std::string>& args) {
   TrainJob job = base;
   job.memory.recompute = *rc;
   job.memory.micro_batch = micro_batch;
-  job.memory.layout = Parallelism{tp, pp, dp, virtual_stages, sp, zero, ep, cp, etp};
+  job.memory.layout = Parallelism{.tp = tp,
+                                  .pp = pp,
+                                  .dp = dp,
+                                  .virtual_stages = virtual_stages,
+                                  .sequence_parallel = sp,
+                                  .zero = zero,
+                                  .ep = ep,
+                                  .cp = cp,
+                                  .etp = etp};
   Result<TrainEstimate> answer =
       train_layout(*model, *cluster, job, catalog->memory_params(), catalog->train_params());
   if (!answer) {
