@@ -28,7 +28,9 @@ int run_train(const std::vector<std::string>& args);
 int run_scale(const std::vector<std::string>& args);
 int run_serve(const std::vector<std::string>& args);
 int run_plan(const std::vector<std::string>& args);
+// Hands over to gpuplan-measure (measure_handover.cc), which runs run_measure_here.
 int run_measure(const std::vector<std::string>& args);
+int run_measure_here(const std::vector<std::string>& args);  // measure_command.cc
 int run_calibrate(const std::vector<std::string>& args);
 int run_web(const std::vector<std::string>& args);
 

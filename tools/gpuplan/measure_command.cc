@@ -423,7 +423,7 @@ int report(const std::vector<std::string>& args) {
 
 }  // namespace
 
-int run_measure(const std::vector<std::string>& args) {
+int run_measure_here(const std::vector<std::string>& args) {
   using Sub = int (*)(const std::vector<std::string>&);
   const std::vector<std::pair<std::string, Sub>> subs = {{"collectives", collectives},
                                                          {"train", train},
