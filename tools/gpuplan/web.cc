@@ -287,40 +287,36 @@ WebReply catalog_list(const std::string& kind, const WebOptions& o) {
 
 std::string openapi() {
   json paths = json::object();
+  // A POST of the command's flags as JSON; `answer` is its 200 response.
+  auto post = [](const std::string& summary, const std::string& description, json answer) {
+    return json{
+        {"post",
+         {{"summary", summary},
+          {"description", description},
+          {"requestBody",
+           {{"required", true},
+            {"content",
+             {{"application/json",
+               {{"schema", {{"type", "object"}, {"additionalProperties", true}}}}}}}}},
+          {"responses",
+           {{"200", std::move(answer)},
+            {"400", {{"description", "bad input: {\"error\": the CLI's one-line message}"}}},
+            {"413", {{"description", "a body over 1 MiB"}}}}}}}};
+  };
   for (const ApiCommand& c : kApi) {
-    paths[fmt::format("/api/v1/{}", c.name)] = {
-        {"post",
-         {{"summary", fmt::format("gpuplan {} --json", c.name)},
-          {"description",
-           fmt::format("The body is an object of the flags of 'gpuplan {} --help' without their "
-                       "leading dashes (\"_\" may stand for \"-\"), plus \"model\" (a catalog id) "
-                       "or \"config\" (a config.json object); a boolean flag is true, a list "
-                       "repeats the flag. The answer is what the command prints with --json.",
-                       c.name)},
-          {"requestBody",
-           {{"required", true},
-            {"content",
-             {{"application/json",
-               {{"schema", {{"type", "object"}, {"additionalProperties", true}}}}}}}}},
-          {"responses",
-           {{"200", {{"description", "the answer, as the CLI's --json"}}},
-            {"400", {{"description", "bad input: {\"error\": the CLI's one-line message}"}}},
-            {"413", {{"description", "a body over 1 MiB"}}}}}}}};
-    paths[fmt::format("/api/v1/{}/report", c.name)] = {
-        {"post",
-         {{"summary", fmt::format("gpuplan {} --html", c.name)},
-          {"description",
-           "The same body as without /report (\"lang\": \"pt-BR\" or \"en\" for the language); "
-           "the answer is the command's self-contained HTML report with its charts."},
-          {"requestBody",
-           {{"required", true},
-            {"content",
-             {{"application/json",
-               {{"schema", {{"type", "object"}, {"additionalProperties", true}}}}}}}}},
-          {"responses",
-           {{"200", {{"description", "the report"}, {"content", {{"text/html", json::object()}}}}},
-            {"400", {{"description", "bad input: {\"error\": the CLI's one-line message}"}}},
-            {"413", {{"description", "a body over 1 MiB"}}}}}}}};
+    paths[fmt::format("/api/v1/{}", c.name)] =
+        post(fmt::format("gpuplan {} --json", c.name),
+             fmt::format("The body is an object of the flags of 'gpuplan {} --help' without their "
+                         "leading dashes (\"_\" may stand for \"-\"), plus \"model\" (a catalog "
+                         "id) or \"config\" (a config.json object); a boolean flag is true, a list "
+                         "repeats the flag. The answer is what the command prints with --json.",
+                         c.name),
+             {{"description", "the answer, as the CLI's --json"}});
+    paths[fmt::format("/api/v1/{}/report", c.name)] =
+        post(fmt::format("gpuplan {} --html", c.name),
+             "The same body as without /report (\"lang\": \"pt-BR\" or \"en\" for the "
+             "language); the answer is the command's self-contained HTML report with its charts.",
+             {{"description", "the report"}, {"content", {{"text/html", json::object()}}}});
   }
   paths["/api/v1/catalog/{kind}"] = {
       {"get",
