@@ -209,8 +209,15 @@ Result<bool> write_html_file(const std::string& path, const std::string& html) {
   return true;
 }
 
-std::string stacked_bars_svg(const std::vector<StackedRow>& rows, const std::string& unit,
+std::string stacked_bars_svg(const std::vector<StackedRow>& rows_in, const std::string& unit,
                              Lang lang) {
+  std::vector<StackedRow> rows = rows_in;
+  for (StackedRow& r : rows) {
+    for (Segment& seg : r.segments) {
+      seg.value = std::isfinite(seg.value) ? std::max(0.0, seg.value) : 0.0;
+    }
+    r.limit = std::isfinite(r.limit) ? std::max(0.0, r.limit) : 0.0;
+  }
   constexpr double kRow = 42, kTop = 8;
   const double left = label_room(rows);
   double top = 0;
@@ -267,7 +274,11 @@ std::string stacked_bars_svg(const std::vector<StackedRow>& rows, const std::str
   return s + "</svg>";
 }
 
-std::string bars_svg(const std::vector<Bar>& bars, const std::string& unit, Lang lang) {
+std::string bars_svg(const std::vector<Bar>& bars_in, const std::string& unit, Lang lang) {
+  std::vector<Bar> bars = bars_in;
+  for (Bar& b : bars) {
+    b.value = std::isfinite(b.value) ? std::max(0.0, b.value) : 0.0;
+  }
   constexpr double kRow = 26, kTop = 8;
   const double left = label_room(bars);
   double top = 0;
@@ -292,8 +303,16 @@ std::string bars_svg(const std::vector<Bar>& bars, const std::string& unit, Lang
   return s + "</svg>";
 }
 
-std::string line_chart_svg(const std::vector<Series>& series, const Axis& x, const Axis& y,
+std::string line_chart_svg(const std::vector<Series>& series_in, const Axis& x, const Axis& y,
                            const std::vector<Reference>& references, Lang lang) {
+  // A point the chart cannot place (not finite, or at or below 0 on a log axis) is left out
+  // rather than drawn at a coordinate that means nothing.
+  std::vector<Series> series = series_in;
+  for (Series& s : series) {
+    std::erase_if(s.points, [&](const std::pair<double, double>& p) {
+      return !std::isfinite(p.first) || !std::isfinite(p.second) || (x.log2 && p.first <= 0);
+    });
+  }
   constexpr double kHeight = 380;
   const double x0 = 64, x1 = kWidth - 24, y0 = 20, y1 = kHeight - 84;
   double xmin = INFINITY, xmax = -INFINITY, ymax = 0;

@@ -42,6 +42,7 @@ class HtmlReport {
 Result<bool> write_html_file(const std::string& path, const std::string& html);
 
 // --- charts -------------------------------------------------------------------------------
+// Values that are not finite are drawn as 0 (bars) or left out (curves), never written.
 
 struct Segment {
   std::string label;
