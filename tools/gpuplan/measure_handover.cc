@@ -38,9 +38,9 @@ int run_measure(const std::vector<std::string>& args) {
   std::fflush(stdout);
   std::fflush(stderr);
   ::execv(tool.c_str(), argv.data());
-  return report_error("measure", Error{"", fmt::format("cannot run {}: {}", tool.string(),
-                                                       std::strerror(errno)),
-                                       ""});
+  return report_error(
+      "measure",
+      Error{"", fmt::format("cannot run {}: {}", tool.string(), std::strerror(errno)), ""});
 #endif
 }
 
