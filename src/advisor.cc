@@ -249,8 +249,9 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   if (b == nullptr) {
     const ServeOption& closest = no_shape(a);
     best.why = closest.why;
-    best.why_not = {fmt::format("cannot serve: at {}: {}", shape_name(closest), closest.reason),
-                    fmt::format("não serve: em {}: {}", shape_name(closest), closest.reason)};
+    best.why_not = {
+        fmt::format("cannot serve: at {}: {}", shape_name(closest), closest.reason.en),
+        fmt::format("não serve: em {}: {}", shape_name(closest), closest.reason.in(Lang::kPt))};
     return best;
   }
   const ServeFleet& f = *a.fleet;

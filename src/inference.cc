@@ -14,10 +14,6 @@ namespace {
 // Activations between kernels are 16-bit in every engine, fp8 GEMMs included.
 constexpr double kActivationBytes = 2.0;
 
-std::string gib_text(Bytes b) {
-  return fmt::format("{:.1f} GiB", b / GiB(1));
-}
-
 // The tensor-core rate the weight GEMMs run at (gemm.h): fp8 and int8 weights multiply 8-bit
 // inputs (W8A8), int4 weights are dequantised into 16-bit GEMMs (W4A16).
 std::optional<double> gemm_rate_of(const Gpu& gpu, Precision p) {
@@ -40,28 +36,34 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   const Gpu& gpu = *in.gpu;
   if (!gpu.efficiency) {
     why_ = Why::kCalibration;
-    reason_ = fmt::format("gpu '{}' has no [efficiency] calibration", gpu.id);
+    reason_ = {fmt::format("gpu '{}' has no [efficiency] calibration", gpu.id),
+               fmt::format("a gpu '{}' não tem calibração [efficiency]", gpu.id)};
     return;
   }
   // An NVLink-class domain bounds tensor parallelism; PCIe cards can be grouped as far as the
   // server goes, which the caller knows.
   if (gpu.scale_up_domain > 1 && in.tp > gpu.scale_up_domain) {
     why_ = Why::kLayout;
-    reason_ = fmt::format("tp {} is more GPUs than {} links in one domain ({})", in.tp, gpu.id,
-                          gpu.scale_up_domain);
+    reason_ = {fmt::format("tp {} is more GPUs than {} links in one domain ({})", in.tp, gpu.id,
+                           gpu.scale_up_domain),
+               fmt::format("tp {} são mais GPUs do que a {} liga em um domínio ({})", in.tp, gpu.id,
+                           gpu.scale_up_domain)};
     return;
   }
   const int64_t per_node = in.gpus_per_node > 0 ? in.gpus_per_node : in.gpus();
   if (in.tp > per_node || per_node % in.tp != 0) {
     why_ = Why::kLayout;
-    reason_ = fmt::format("tp {} does not fit nodes of {} GPUs", in.tp, per_node);
+    reason_ = {fmt::format("tp {} does not fit nodes of {} GPUs", in.tp, per_node),
+               fmt::format("tp {} não cabe em nós de {} GPUs", in.tp, per_node)};
     return;
   }
   const int64_t nodes = (in.gpus() + per_node - 1) / per_node;
   if (nodes > 1 && in.scale_out == nullptr) {
     why_ = Why::kLayout;
-    reason_ = fmt::format("the {} GPUs span {} nodes but no network between them is given",
-                          in.gpus(), nodes);
+    reason_ = {fmt::format("the {} GPUs span {} nodes but no network between them is given",
+                           in.gpus(), nodes),
+               fmt::format("as {} GPUs ocupam {} nós, mas nenhuma rede entre eles foi informada",
+                           in.gpus(), nodes)};
     return;
   }
   boundaries_across_nodes_ = nodes - 1;
@@ -69,8 +71,10 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   const std::optional<double> sixteen = gemm_rate_of(gpu, Precision::kBf16);
   if (!rate || !sixteen) {
     why_ = Why::kCalibration;
-    reason_ = fmt::format("{} has no {} tensor-core rate in the catalog", gpu.id,
-                          precision_name(in.precision));
+    reason_ = {fmt::format("{} has no {} tensor-core rate in the catalog", gpu.id,
+                           precision_name(in.precision)),
+               fmt::format("{} não tem taxa de tensor cores {} no catálogo", gpu.id,
+                           precision_name(in.precision))};
     return;
   }
   MemoryJob mj;
@@ -85,7 +89,7 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   mj.context = std::max<int64_t>(1, mp.inference_chunk_tokens);
   if (std::optional<std::string> problem = layout_problem(m, mj)) {
     why_ = Why::kLayout;
-    reason_ = *problem;
+    reason_ = Text{*problem, ""};  // a layout problem, in English (memory.h)
     return;
   }
   const FitReport fit = fit_on_gpu(m, mj, gpu, mp);
@@ -94,10 +98,15 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   kv_per_token_ = fit.kv->bytes_per_token;
   if (fit.kv->budget.si() <= 0) {
     why_ = Why::kMemory;
-    reason_ = fmt::format(
-        "weights ({}) and working memory ({}) leave no room for a KV cache in {} usable per GPU",
-        gib_text(weights_), gib_text(fit.memory.activations + fit.memory.overhead),
-        gib_text(usable_));
+    const Bytes working = fit.memory.activations + fit.memory.overhead;
+    reason_ = {fmt::format("weights ({}) and working memory ({}) leave no room for a KV cache in "
+                           "{} usable per GPU",
+                           gib_text(weights_, Lang::kEn), gib_text(working, Lang::kEn),
+                           gib_text(usable_, Lang::kEn)),
+               fmt::format("pesos ({}) e memória de trabalho ({}) não deixam espaço para o cache "
+                           "KV em {} utilizáveis por GPU",
+                           gib_text(weights_, Lang::kPt), gib_text(working, Lang::kPt),
+                           gib_text(usable_, Lang::kPt))};
     return;
   }
   kv_budget_ = fit.kv->budget * ip.kv_memory_fraction;

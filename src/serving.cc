@@ -136,13 +136,20 @@ class Simulation {
     r.kv_sequences =
         static_cast<int64_t>(static_cast<double>(model_.kv_tokens()) / w_.mean_context());
     if (longest > model_.engine_kv_tokens()) {
-      r.reason = fmt::format(
-          "one request's context ({} tokens) is more than the KV cache of an instance holds "
-          "({} tokens{})",
-          longest, model_.engine_kv_tokens(),
-          model_.engines() > 1
-              ? fmt::format(" for each of its {} batches in flight", model_.engines())
-              : "");
+      const bool batches = model_.engines() > 1;
+      r.reason = {
+          fmt::format("one request's context ({} tokens) is more than the KV cache of an "
+                      "instance holds ({} tokens{})",
+                      longest, model_.engine_kv_tokens(),
+                      batches
+                          ? fmt::format(" for each of its {} batches in flight", model_.engines())
+                          : ""),
+          fmt::format("o contexto de uma requisição ({} tokens) é maior do que o cache KV de "
+                      "uma instância comporta ({} tokens{})",
+                      longest, model_.engine_kv_tokens(),
+                      batches ? fmt::format(" para cada um dos seus {} lotes em andamento",
+                                            model_.engines())
+                              : "")};
       return r;
     }
     int64_t done = 0;
@@ -465,20 +472,21 @@ ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
   return Simulation(model, w, s).run();
 }
 
-bool meets_slo(const ServingResult& r, const Slo& slo, std::string* why) {
-  if (slo.ttft_p99 && r.ttft.p99 > slo.ttft_p99->si()) {
+bool meets_slo(const ServingResult& r, const Slo& slo, Text* why) {
+  auto over = [&](const char* what, double ms, double bound_ms, int decimals) {
     if (why != nullptr) {
-      *why = fmt::format("p99 TTFT {:.0f} ms is over {:.0f} ms", r.ttft.p99 * 1e3,
-                         slo.ttft_p99->si() * 1e3);
+      *why = {fmt::format("p99 {} {} ms is over {} ms", what, number(ms, decimals, Lang::kEn),
+                          number(bound_ms, decimals, Lang::kEn)),
+              fmt::format("p99 {} de {} ms passa de {} ms", what, number(ms, decimals, Lang::kPt),
+                          number(bound_ms, decimals, Lang::kPt))};
     }
     return false;
+  };
+  if (slo.ttft_p99 && r.ttft.p99 > slo.ttft_p99->si()) {
+    return over("TTFT", r.ttft.p99 * 1e3, slo.ttft_p99->si() * 1e3, 0);
   }
   if (slo.tpot_p99 && r.tpot.p99 > slo.tpot_p99->si()) {
-    if (why != nullptr) {
-      *why = fmt::format("p99 TPOT {:.1f} ms is over {:.1f} ms", r.tpot.p99 * 1e3,
-                         slo.tpot_p99->si() * 1e3);
-    }
-    return false;
+    return over("TPOT", r.tpot.p99 * 1e3, slo.tpot_p99->si() * 1e3, 1);
   }
   return true;
 }
@@ -508,10 +516,12 @@ Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, cons
   // A light load: 2 % of the ceiling. Missing the objective there means no rate meets it.
   double low = ceiling * 0.02;
   ServingResult light = run(low);
-  std::string why;
+  Text why;
   if (!meets_slo(light, slo, &why)) {
-    c.reason =
-        fmt::format("even a light load ({:.3g} requests/s) misses the objective: {}", low, why);
+    c.reason = {
+        fmt::format("even a light load ({:.3g} requests/s) misses the objective: {}", low, why.en),
+        fmt::format("mesmo uma carga leve ({} requisições/s) perde o objetivo: {}",
+                    number(low, low < 1 ? 3 : 2, Lang::kPt), why.pt)};
     c.at_max = std::move(light);
     return c;
   }
@@ -541,10 +551,12 @@ UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, con
       static_cast<int64_t>(static_cast<double>(model.engine_kv_tokens()) / w.mean_context()));
   const int64_t at_once = per_engine * model.engines() * s.replicas;
   if (w.max_context() > model.engine_kv_tokens() || at_once < 1) {
-    c.reason = fmt::format(
-        "one request's context ({} tokens) is more than the KV cache of an instance holds "
-        "({} tokens)",
-        w.max_context(), model.engine_kv_tokens());
+    c.reason = {fmt::format("one request's context ({} tokens) is more than the KV cache of an "
+                            "instance holds ({} tokens)",
+                            w.max_context(), model.engine_kv_tokens()),
+                fmt::format("o contexto de uma requisição ({} tokens) é maior do que o cache KV "
+                            "de uma instância comporta ({} tokens)",
+                            w.max_context(), model.engine_kv_tokens())};
     return c;
   }
   auto run = [&](int64_t users) {
@@ -555,9 +567,10 @@ UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, con
     return simulate_serving(model, p, s);
   };
   ServingResult one = run(1);
-  std::string why;
+  Text why;
   if (!meets_slo(one, slo, &why)) {
-    c.reason = fmt::format("even one user misses the objective: {}", why);
+    c.reason = {fmt::format("even one user misses the objective: {}", why.en),
+                fmt::format("mesmo um usuário perde o objetivo: {}", why.pt)};
     c.at_max = std::move(one);
     return c;
   }

@@ -121,7 +121,7 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
   const InferenceModel m(*model, in, catalog.memory_params(), catalog.train_params(),
                          catalog.inference_params());
   if (!m.feasible()) {
-    return Outcome(m.reason());
+    return Outcome(m.reason().en);
   }
   // Enough requests for the steady state to dominate: a static batch is measured once; an
   // offline run queues eight times what the instances hold at once.
@@ -136,7 +136,7 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
   RowSimulation sim;
   sim.result = simulate_serving(m, w, setup);
   if (!sim.result.feasible) {
-    return Outcome(sim.result.reason);
+    return Outcome(sim.result.reason.en);
   }
   sim.ceiling = sim.result.requests_per_s;
   if (w.rate_per_s > 0) {

@@ -59,7 +59,7 @@ TEST_F(InferenceTest, DecodingOneTokenStreamsTheWeightsOnce) {
   // FLOPs (2 per weight) take far less time at the GEMM rate.
   const Model m = *catalog_->model("llama-3.1-8b");
   const InferenceModel im = make("llama-3.1-8b", "h100-sxm", 1);
-  ASSERT_TRUE(im.feasible()) << im.reason();
+  ASSERT_TRUE(im.feasible()) << im.reason().en;
   BatchShape b;
   b.decodes = 1;
   b.logits = 1;
@@ -74,7 +74,7 @@ TEST_F(InferenceTest, ElementwiseKernelsMoveWhatATokenWritesTwice) {
   // layer, 2 bytes each, written once and read once (data/params/inference.toml:
   // elementwise_traffic 2), at the decode kernels' bandwidth.
   const InferenceModel im = make("llama-3.1-8b", "h100-sxm", 1);
-  ASSERT_TRUE(im.feasible()) << im.reason();
+  ASSERT_TRUE(im.feasible()) << im.reason().en;
   BatchShape b;
   b.prefill_tokens = 1000;
   b.prefill_keys = 1000.0 * 1001.0 / 2.0;
@@ -144,7 +144,7 @@ TEST_F(InferenceTest, MixtureOfExpertsReadsOnlyTheExpertsItsTokensPick) {
   // dense weights and 2 experts per layer; 256 tokens touch all 8 (8 (1 - (3/4)^256) ~ 8).
   const Model m = *catalog_->model("mixtral-8x7b");
   const InferenceModel im = make("mixtral-8x7b", "h200-sxm", 1);
-  ASSERT_TRUE(im.feasible()) << im.reason();
+  ASSERT_TRUE(im.feasible()) << im.reason().en;
   const double expert = 3.0 * 4096 * 14336 * 2.0;  // gated MLP of one expert, bf16
   const double head = 4096.0 * 32000.0 * 2.0;
   const double dense = layer_matmul(m) * 2.0 - 32 * 8 * expert;
@@ -164,11 +164,15 @@ TEST_F(InferenceTest, AnInstanceThatCannotServeSaysWhy) {
   // 70B in bf16 is ~141 GB of weights: more than one H100's 79.6 GiB.
   const InferenceModel big = make("llama-3.1-70b", "h100-sxm", 1);
   EXPECT_FALSE(big.feasible());
-  EXPECT_NE(big.reason().find("leave no room for a KV cache"), std::string::npos) << big.reason();
+  EXPECT_NE(big.reason().en.find("leave no room for a KV cache"), std::string::npos)
+      << big.reason().en;
+  // The same reason for a Portuguese reader, with its sizes in their notation.
+  EXPECT_NE(big.reason().pt.find("não deixam espaço para o cache KV"), std::string::npos)
+      << big.reason().pt;
   // An HGX H100 links 8 GPUs; 16 cannot form one tensor-parallel instance.
   const InferenceModel wide = make("llama-3.1-70b", "h100-sxm", 16);
   EXPECT_FALSE(wide.feasible());
-  EXPECT_NE(wide.reason().find("tp 16"), std::string::npos) << wide.reason();
+  EXPECT_NE(wide.reason().en.find("tp 16"), std::string::npos) << wide.reason().en;
   // Llama 3.1 8B has 32 heads: tp 3 does not divide them.
   EXPECT_FALSE(make("llama-3.1-8b", "h100-sxm", 3).feasible());
 }
@@ -200,7 +204,7 @@ TEST_F(InferenceTest, PipelineStagesSplitTheLayersAndHandActivationsOn) {
   const InferenceModel one = make("llama-3.1-70b", "h200-sxm", 2);
   const InferenceModel two =
       make("llama-3.1-70b", "h200-sxm", 2, Precision::kBf16, Precision::kBf16, 2);
-  ASSERT_TRUE(one.feasible() && two.feasible()) << two.reason();
+  ASSERT_TRUE(one.feasible() && two.feasible()) << two.reason().en;
   EXPECT_NEAR(two.weights_per_gpu().si() / one.weights_per_gpu().si(), 0.5, 0.02);
   BatchShape b;
   b.decodes = 32;
@@ -226,13 +230,13 @@ TEST_F(InferenceTest, StagesAcrossNodesNeedANetwork) {
   const InferenceModel alone(m, in, catalog_->memory_params(), catalog_->train_params(),
                              catalog_->inference_params());
   EXPECT_FALSE(alone.feasible());
-  EXPECT_NE(alone.reason().find("span 2 nodes but no network"), std::string::npos)
-      << alone.reason();
+  EXPECT_NE(alone.reason().en.find("span 2 nodes but no network"), std::string::npos)
+      << alone.reason().en;
   in.scale_out = *catalog_->fabric("ib-ndr-400g");
   in.nics_per_node = 8;
   const InferenceModel linked(m, in, catalog_->memory_params(), catalog_->train_params(),
                               catalog_->inference_params());
-  ASSERT_TRUE(linked.feasible()) << linked.reason();
+  ASSERT_TRUE(linked.feasible()) << linked.reason().en;
   BatchShape b;
   b.decodes = 8;
   b.logits = 8;

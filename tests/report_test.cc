@@ -1,12 +1,13 @@
 // The front end's writers: CSV quoting, HTML escaping, and charts that never write a number
 // they cannot place.
+#include "report.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
 #include "html.h"
-#include "report.h"
 
 namespace gpuplan::cli {
 namespace {

@@ -17,7 +17,7 @@ class ServingTest : public ::testing::Test {
     in.scale_up = *catalog_->fabric("nvlink4");
     model_ = new InferenceModel(*catalog_->model("llama-3.1-8b"), in, catalog_->memory_params(),
                                 catalog_->train_params(), catalog_->inference_params());
-    ASSERT_TRUE(model_->feasible()) << model_->reason();
+    ASSERT_TRUE(model_->feasible()) << model_->reason().en;
   }
   static void TearDownTestSuite() { delete model_; }
   static Workload work(int64_t requests, int64_t in, int64_t out, double rate = 0) {
@@ -39,7 +39,7 @@ TEST_F(ServingTest, ALoneRequestIsItsPrefillThenOneDecodeStepPerToken) {
   // iteration gives the first token; each of the other 49 is one decode step of a batch of one
   // at a context of 1,000 + g tokens (g generated so far).
   const ServingResult r = simulate_serving(*model_, work(1, 1000, 50), ServingSetup{});
-  ASSERT_TRUE(r.feasible) << r.reason;
+  ASSERT_TRUE(r.feasible) << r.reason.en;
   const double prefill = model_->prefill_alone(1000).si();
   double decode = 0;
   for (int g = 1; g < 50; ++g) {
@@ -88,7 +88,7 @@ TEST_F(ServingTest, TheKvCacheAndMaxBatchBoundTheBatch) {
   const ServingResult never =
       simulate_serving(*model_, work(1, model_->kv_tokens(), 1), ServingSetup{});
   EXPECT_FALSE(never.feasible);
-  EXPECT_NE(never.reason.find("more than the KV cache"), std::string::npos) << never.reason;
+  EXPECT_NE(never.reason.en.find("more than the KV cache"), std::string::npos) << never.reason.en;
 }
 
 TEST_F(ServingTest, StaticBatchesPrefillTogetherAndDecodeToTheEnd) {
@@ -132,21 +132,23 @@ TEST_F(ServingTest, CapacityIsTheHighestRateThatMeetsTheObjective) {
   Slo slo;
   slo.tpot_p99 = Seconds(0.025);
   const Capacity c = capacity_under_slo(*model_, work(600, 500, 200), ServingSetup{}, slo);
-  ASSERT_TRUE(c.feasible) << c.reason;
+  ASSERT_TRUE(c.feasible) << c.reason.en;
   EXPECT_TRUE(meets_slo(c.at_max, slo));
   EXPECT_LE(c.max_rate_per_s, c.offline.requests_per_s);
   // 5 % more load (past the bisection's 1 % resolution) misses it.
   Workload more = work(600, 500, 200, c.max_rate_per_s * 1.05);
-  std::string why;
+  Text why;
   EXPECT_FALSE(meets_slo(simulate_serving(*model_, more, ServingSetup{}), slo, &why));
-  EXPECT_NE(why.find("p99 TPOT"), std::string::npos);
+  EXPECT_NE(why.en.find("p99 TPOT"), std::string::npos);
+  EXPECT_NE(why.pt.find("p99 TPOT de"), std::string::npos);
   // An objective below one sequence's own decode step cannot be met at any rate.
   Slo impossible;
   impossible.tpot_p99 = Seconds(model_->decode_step(1, 500).si() / 2);
   const Capacity none =
       capacity_under_slo(*model_, work(600, 500, 200), ServingSetup{}, impossible);
   EXPECT_FALSE(none.feasible);
-  EXPECT_NE(none.reason.find("even a light load"), std::string::npos) << none.reason;
+  EXPECT_NE(none.reason.en.find("even a light load"), std::string::npos) << none.reason.en;
+  EXPECT_NE(none.reason.pt.find("mesmo uma carga leve"), std::string::npos) << none.reason.pt;
 }
 
 TEST_F(ServingTest, AClosedLoopUserSendsTheNextRequestWhenTheLastEndsAndThinks) {
@@ -177,7 +179,7 @@ TEST_F(ServingTest, UserCapacityIsTheMostUsersThatMeetTheObjective) {
   Slo slo;
   slo.tpot_p99 = Seconds(0.020);
   const UserCapacity c = users_under_slo(*model_, work(200, 500, 200), ServingSetup{}, slo);
-  ASSERT_TRUE(c.feasible) << c.reason;
+  ASSERT_TRUE(c.feasible) << c.reason.en;
   EXPECT_TRUE(meets_slo(c.at_max, slo));
   ASSERT_LT(c.max_users, c.at_once);
   Workload more = work(std::max<int64_t>(200, 4 * (c.max_users + 1)), 500, 200);
@@ -205,7 +207,7 @@ TEST_F(ServingTest, RequestLengthsComeFromATraceFile) {
   Workload w = work(10, 0, 0);
   w.lengths = *l;
   const ServingResult r = simulate_serving(*model_, w, ServingSetup{});
-  ASSERT_TRUE(r.feasible) << r.reason;
+  ASSERT_TRUE(r.feasible) << r.reason.en;
   EXPECT_NEAR(r.output_tokens_per_s * r.duration.si(), 5 * 20 + 5 * 200, 1e-6);
   EXPECT_DOUBLE_EQ(w.mean_context(), (120 + 2200) / 2.0);
   EXPECT_EQ(w.max_context(), 2200);
@@ -220,7 +222,7 @@ TEST_F(ServingTest, APipelineKeepsOneBatchInFlightPerStage) {
   in.pp = 2;
   const InferenceModel two(*catalog_->model("llama-3.1-8b"), in, catalog_->memory_params(),
                            catalog_->train_params(), catalog_->inference_params());
-  ASSERT_TRUE(two.feasible()) << two.reason();
+  ASSERT_TRUE(two.feasible()) << two.reason().en;
   const ServingResult lone = simulate_serving(two, work(1, 400, 30), ServingSetup{});
   const ServingResult pair = simulate_serving(two, work(2, 400, 30), ServingSetup{});
   EXPECT_NEAR(pair.e2e.max, lone.e2e.mean, 1e-12);
@@ -240,7 +242,7 @@ TEST_F(ServingTest, APagedCacheHoldsMoreSequencesAndPreemptsWhenOutputsGrow) {
   in.kv_precision = Precision::kFp8;
   const InferenceModel m(*catalog_->model("llama-3.1-70b"), in, catalog_->memory_params(),
                          catalog_->train_params(), catalog_->inference_params());
-  ASSERT_TRUE(m.feasible()) << m.reason();
+  ASSERT_TRUE(m.feasible()) << m.reason().en;
   const Workload w = work(120, 128, 2048);
   ServingSetup reserve;
   ServingSetup paged;

@@ -18,6 +18,7 @@
 
 #include "gpuplan/collective.h"
 #include "gpuplan/hardware.h"
+#include "gpuplan/lang.h"
 #include "gpuplan/memory.h"
 #include "gpuplan/model.h"
 #include "gpuplan/params.h"
@@ -72,8 +73,8 @@ class InferenceModel {
                  const TrainParams& tp, const InferenceParams& ip);
 
   bool feasible() const { return reason_.empty(); }
-  const std::string& reason() const { return reason_; }  // why not, when infeasible
-  Why why() const { return why_; }                       // its kind
+  const Text& reason() const { return reason_; }  // why not, when infeasible
+  Why why() const { return why_; }                // its kind
 
   // One batch's pass through every stage: with pp > 1 the instance runs pp such batches at
   // once, one per stage, so each takes this long and the stages stay busy.
@@ -104,7 +105,7 @@ class InferenceModel {
 
  private:
   Why why_ = Why::kNone;
-  std::string reason_;
+  Text reason_;
   Instance instance_;
   InferenceParams params_;
   int64_t chunk_tokens_ = 0;

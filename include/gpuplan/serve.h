@@ -44,7 +44,7 @@ struct ServeOption {
   int64_t pp = 1;
   int64_t gpus = 0;      // tp x pp
   Why why = Why::kNone;  // the kind of reason
-  std::string reason;    // why it cannot serve; empty when it can
+  Text reason;           // why it cannot serve; empty when it can
   std::optional<InferenceModel> model;
   double amount = 0;        // requests/s or users
   double per_gpu = 0;       // amount per GPU

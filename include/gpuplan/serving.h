@@ -98,7 +98,7 @@ struct Percentiles {
 
 struct ServingResult {
   bool feasible = false;
-  std::string reason;  // why not, when infeasible
+  Text reason;  // why not, when infeasible
   int64_t requests = 0;
   Seconds duration;                // first arrival to last completion
   double output_tokens_per_s = 0;  // over all instances
@@ -130,11 +130,11 @@ struct Slo {
 };
 
 // Whether `r` meets `slo`; when not, `why` says which bound it misses.
-bool meets_slo(const ServingResult& r, const Slo& slo, std::string* why = nullptr);
+bool meets_slo(const ServingResult& r, const Slo& slo, Text* why = nullptr);
 
 struct Capacity {
   bool feasible = false;
-  std::string reason;         // why no rate meets the objective
+  Text reason;                // why no rate meets the objective
   double max_rate_per_s = 0;  // requests per second over all of the setup's instances
   ServingResult at_max;       // the simulation at that rate
   ServingResult offline;      // every request queued at once: the throughput ceiling
@@ -147,7 +147,7 @@ Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, cons
 
 struct UserCapacity {
   bool feasible = false;
-  std::string reason;     // why not even one user meets the objective
+  Text reason;            // why not even one user meets the objective
   int64_t max_users = 0;  // over all of the setup's instances
   int64_t at_once = 0;    // sequences the instances run at once (KV cache, max_batch)
   ServingResult at_max;   // the simulation with that many users

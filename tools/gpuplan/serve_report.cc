@@ -122,7 +122,7 @@ void print_options(const ServeReport& r) {
   std::vector<std::string> problems;
   for (const ServeOption& o : a.options) {
     if (!o.serves()) {
-      problems.push_back(fmt::format("{} {}: {}", shape_name(o), cannot, o.reason));
+      problems.push_back(fmt::format("{} {}: {}", shape_name(o), cannot, o.reason.in(lang)));
     }
     if (!o.model->feasible()) {
       t.add({cell(o), "-", "-", "-", "-", "-", "-", "-", "-", cannot});
@@ -250,7 +250,7 @@ void write_options(JsonWriter& j, const ServeReport& r) {
   for (const ServeOption& o : r.answer.options) {
     j.begin_object().field("tp", o.tp).field("pp", o.pp).field("feasible", o.serves());
     if (!o.serves()) {
-      j.field("reason", o.reason).field("why_kind", std::string(why_name(o.why)));
+      j.field("reason", o.reason.en).field("why_kind", std::string(why_name(o.why)));
     }
     if (o.model->feasible()) {
       j.field("weights_per_gpu_bytes", o.model->weights_per_gpu().si())
@@ -322,7 +322,7 @@ void print_serve_csv(const ServeReport& r) {
            room ? fmt::format("{:.0f}", o.model->weights_per_gpu().si()) : "",
            room ? fmt::format("{:.0f}", o.model->kv_budget_per_gpu().si()) : "",
            &o == r.answer.best_option() ? "true" : "false",
-           o.serves() ? "" : std::string(why_name(o.why)), o.reason});
+           o.serves() ? "" : std::string(why_name(o.why)), o.reason.en});
   }
   emit("{}", t.csv());
 }
@@ -417,7 +417,7 @@ std::string serve_html(const ServeReport& r, Lang lang) {
       {false, true, true, true, true, true, false});
   for (const ServeOption& o : a.options) {
     if (!o.serves() || !o.model->feasible()) {
-      t.add({shape_name(o), "-", "-", "-", "-", "-", o.reason});
+      t.add({shape_name(o), "-", "-", "-", "-", "-", o.reason.in(lang)});
       continue;
     }
     t.add({shape_name(o), gib_text(o.model->weights_per_gpu(), lang),
@@ -452,12 +452,12 @@ void print_serve_text(const ServeReport& r) {
                      : ""));
   print_result(*a.run, lang);
   if (job.slo.any()) {
-    std::string why;
+    Text why;
     const bool met = meets_slo(*a.run, job.slo, &why);
     emit("{}",
          say(lang, "  objective   {}: {}\n", "  objetivo    {}: {}\n", slo_text(job.slo, lang),
              met ? std::string(tr(lang, "met", "cumprido"))
-                 : tr(lang, "missed, ", "perdido, ") + why));
+                 : tr(lang, "missed, ", "perdido, ") + why.in(lang)));
   }
   if (a.fleet) {
     const ServeFleet& f = *a.fleet;
