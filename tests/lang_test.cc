@@ -8,8 +8,7 @@ namespace gpuplan {
 namespace {
 
 TEST(Number, GroupsAndPointsByLanguage) {
-  // English groups with ',' and points with '.'; Brazilian Portuguese the other way round
-  // (ABNT NBR 5891 rounding aside, the separators are what a Brazilian reader expects).
+  // English groups with ',' and points with '.'; Brazilian Portuguese the other way round.
   EXPECT_EQ(number(1234.5, 1, Lang::kEn), "1,234.5");
   EXPECT_EQ(number(1234.5, 1, Lang::kPt), "1.234,5");
   EXPECT_EQ(number(70553706496, 0, Lang::kPt), "70.553.706.496");

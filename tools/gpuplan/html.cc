@@ -11,8 +11,8 @@
 namespace gpuplan::cli {
 namespace {
 
-// Colours that stay apart for the common colour-vision deficiencies, and dashes so that a
-// black-and-white print still tells the series apart.
+// Distinct colours, and dashes as well, so that a black-and-white print or a reader who does not
+// tell the colours apart still tells the series apart.
 constexpr const char* kColours[] = {"#1f5fa8", "#d9822b", "#2e8b57", "#b03a48",
                                     "#7a4fb0", "#6b6b6b", "#c7a400", "#17a2b8"};
 constexpr const char* kDashes[] = {"", "7 3", "2 3", "9 3 2 3"};
