@@ -332,10 +332,10 @@ std::string serve_html(const ServeReport& r, Lang lang) {
   const ServeAnswer& a = r.answer;
   const bool closed = job.closed();
   HtmlReport h(fmt::format("gpuplan serve: {} / {}", r.model, r.gpu->id), lang);
-  h.paragraph(fmt::format("{} {} {}, {} {}, {} {}, {}", tr(lang, "serve", "servir"), r.model,
-                          r.gpu->id, precision_name(job.base.precision),
-                          tr(lang, "weights", "pesos"), precision_name(job.base.kv_precision),
-                          tr(lang, "KV cache", "cache KV"), r.per_request));
+  h.paragraph(say(lang, "serve {} on {}, {} weights, {} KV cache, {}",
+                  "servir {} em {}, pesos {}, cache KV {}, {}", r.model, r.gpu->id,
+                  precision_name(job.base.precision), precision_name(job.base.kv_precision),
+                  r.per_request));
   const ServeOption* best = a.best_option();
   if (best == nullptr) {
     h.verdict(fmt::format("{} {} {}.", r.model,
@@ -348,7 +348,7 @@ std::string serve_html(const ServeReport& r, Lang lang) {
                : tr(lang, "requests/s per instance", "requisições/s por instância");
     auto curve = [&](const char* en, const char* pt, auto pick,
                      const std::optional<Seconds>& bound) {
-      Series p99{tr(lang, "p99", "p99"), {}}, p50{tr(lang, "p50", "p50"), {}};
+      Series p99{"p99", {}}, p50{"p50", {}};
       for (const LoadPoint& p : a.curve) {
         if (p.result.requests == 0)
           continue;
