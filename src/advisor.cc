@@ -282,10 +282,16 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   best.batch_per_replica = job.users > 0 ? static_cast<int64_t>(f.share) : 0;
   best.tpot = Seconds(f.result.tpot.p99);
   best.tokens_per_s = f.output_tokens_per_s;
-  best.layout = job.users > 0 ? fmt::format("{} replica(s) of {}, {} users each", f.replicas,
-                                            shape_name(*b), grouped(std::llround(f.share)))
-                              : fmt::format("{} replica(s) of {}, {:.3g} requests/s each",
-                                            f.replicas, shape_name(*b), f.share);
+  const std::string shape = shape_name(*b);
+  best.layout = job.users > 0
+                    ? Text{fmt::format("{} replica(s) of {}, {} users each", f.replicas, shape,
+                                       grouped(std::llround(f.share))),
+                           fmt::format("{} réplica(s) de {}, {} usuários cada", f.replicas, shape,
+                                       number(std::round(f.share), 0, Lang::kPt))}
+                    : Text{fmt::format("{} replica(s) of {}, {:.3g} requests/s each", f.replicas,
+                                       shape, f.share),
+                           fmt::format("{} réplica(s) de {}, {} requisições/s cada", f.replicas,
+                                       shape, number(f.share, f.share < 10 ? 2 : 1, Lang::kPt))};
   Text note;
   if (std::optional<Money> price = node_price(job, o, note)) {
     best.hourly = Money{price->amount * static_cast<double>(best.nodes), price->currency};

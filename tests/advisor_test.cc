@@ -93,7 +93,8 @@ TEST_F(AdvisorTest, ARequestRateIsServedAsPoissonArrivalsSharedByTheReplicas) {
   const PlanCandidate& c = p.ranked[0];
   EXPECT_EQ(c.batch_per_replica, 0);  // no users: a rate
   EXPECT_LE(c.tpot.si(), 0.04);
-  EXPECT_NE(c.layout.find(" requests/s each"), std::string::npos) << c.layout;
+  EXPECT_NE(c.layout.en.find(" requests/s each"), std::string::npos) << c.layout.en;
+  EXPECT_NE(c.layout.pt.find(" requisições/s cada"), std::string::npos) << c.layout.pt;
   EXPECT_EQ(p.headline.rfind("Serving 20 requests/s needs ", 0), 0U) << p.headline;
   // At most the arrivals come out: 20 requests/s x 200 output tokens = 4,000 tokens/s, less the
   // requests still in flight when the simulation ends.
@@ -240,7 +241,7 @@ TEST_F(AdvisorTest, AModelTooBigForOneNodeIsServedByPipelineStagesAcrossNodes) {
   const Plan p = plan(serve_job("llama-3.1-405b", "aws-p4de.24xlarge", 100, 1000, 300, 0.2));
   ASSERT_EQ(p.ranked.size(), 1U) << (p.rejected.empty() ? "" : p.rejected[0].why_not.en);
   const PlanCandidate& c = p.ranked[0];
-  EXPECT_NE(c.layout.find("tp 8 pp 2"), std::string::npos) << c.layout;
+  EXPECT_NE(c.layout.en.find("tp 8 pp 2"), std::string::npos) << c.layout.en;
   EXPECT_EQ(c.gpus, c.replicas * 16);
   EXPECT_EQ(c.nodes, c.replicas * 2);
   EXPECT_LE(c.tpot.si(), 0.2);

@@ -46,9 +46,12 @@ TEST(Charts, LeaveOutWhatTheyCannotPlace) {
   for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1))
     ++circles;
   EXPECT_EQ(circles, 2U);
-  const std::string bars = bars_svg({Bar{"x", NAN, ""}, Bar{"y", 2, "2 h"}}, "h", Lang::kPt);
+  const std::string bars =
+      bars_svg({Bar{"x", NAN, ""}, Bar{"y", 2.5, "2 h"}, Bar{"z", 68, ""}}, "h", Lang::kPt);
   EXPECT_EQ(bars.find("nan"), std::string::npos);
-  EXPECT_NE(bars.find("2,00"), std::string::npos);  // Portuguese decimals on the values
+  // Portuguese decimals on a value (three significant digits), none on a whole number.
+  EXPECT_NE(bars.find(">2,50 \u00b7 2 h<"), std::string::npos);
+  EXPECT_NE(bars.find(">68<"), std::string::npos);
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ struct PlanCandidate {
   bool meets_deadline = true;
   int64_t nodes = 0;
   int64_t gpus = 0;
-  std::string layout;       // for people
+  Text layout;              // serving: the replicas and their shape, for people
   Seconds time;             // to finish the training job; 0 for serving
   double tokens_per_s = 0;  // training throughput, or serving output tokens/s
   double mfu = 0;

@@ -21,18 +21,22 @@ constexpr size_t kNumDashes = sizeof(kDashes) / sizeof(kDashes[0]);
 
 constexpr double kWidth = 720;
 
-// Room left of a chart for the longest label of `rows` (anything with a .label), at about
-// 6.7 px per character of 12 px text, within a third of the width.
+// Width of 12 px text, at about 6.7 px per character (UTF-8 code points).
+double text_width(const std::string& text) {
+  size_t n = 0;
+  for (unsigned char c : text)
+    n += (c & 0xC0) != 0x80;
+  return 6.7 * static_cast<double>(n);
+}
+
+// Room left of a chart for the longest label of `rows` (anything with a .label), within a third
+// of the width.
 template <class Row>
 double label_room(const std::vector<Row>& rows) {
-  size_t most = 0;
-  for (const Row& r : rows) {
-    size_t n = 0;
-    for (unsigned char c : r.label)
-      n += (c & 0xC0) != 0x80;
-    most = std::max(most, n);
-  }
-  return std::clamp(6.7 * static_cast<double>(most) + 16, 80.0, kWidth / 3 + 40);
+  double most = 0;
+  for (const Row& r : rows)
+    most = std::max(most, text_width(r.label));
+  return std::clamp(most + 16, 80.0, kWidth / 3 + 40);
 }
 
 // Three significant digits, at most: "3.41", "12.5", "240".
@@ -280,24 +284,28 @@ std::string bars_svg(const std::vector<Bar>& bars_in, const std::string& unit, L
     b.value = std::isfinite(b.value) ? std::max(0.0, b.value) : 0.0;
   }
   constexpr double kRow = 26, kTop = 8;
-  const double left = label_room(bars);
+  const double x0 = label_room(bars), x1 = kWidth - 20;
+  // What is written at each bar's end, and a scale that leaves room for it after every bar.
+  std::vector<std::string> ends;
   double top = 0;
-  for (const Bar& b : bars)
-    top = std::max(top, b.value);
-  top = top > 0 ? top * 1.35 : 1;  // room for the value and note at a bar's end
-  const double x0 = left, x1 = kWidth - 20;
+  for (const Bar& b : bars) {
+    ends.push_back(
+        number(b.value, b.value == std::round(b.value) ? 0 : value_decimals(b.value), lang) +
+        (b.note.empty() ? "" : " \u00b7 " + b.note));
+    const double room = std::max(0.3 * (x1 - x0), (x1 - x0) - text_width(ends.back()) - 10);
+    top = std::max(top, b.value * (x1 - x0) / room);
+  }
+  top = top > 0 ? top : 1;
   const double axis_y = kTop + kRow * static_cast<double>(bars.size()) + 4;
   std::string s = svg_open(axis_y + 40, unit);
   for (size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
     const double y = kTop + kRow * static_cast<double>(i);
-    const double w = (x1 - x0) * std::max(0.0, b.value) / top;
+    const double w = (x1 - x0) * b.value / top;
     s += text_at(x0 - 8, y + 15, b.label, "end");
     s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"18\" fill=\"{}\"/>",
                      x0, y + 2, w, kColours[0]);
-    s += text_at(x0 + w + 5, y + 15,
-                 number(b.value, value_decimals(b.value), lang) +
-                     (b.note.empty() ? "" : " \u00b7 " + b.note));
+    s += text_at(x0 + w + 5, y + 15, ends[i]);
   }
   s += value_axis(x0, x1, axis_y, top, unit, lang);
   return s + "</svg>";

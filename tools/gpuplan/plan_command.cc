@@ -79,7 +79,7 @@ void print_json(const PlanJob& job, const Plan& plan) {
             .field("scaling_efficiency_pct", p.scaling_efficiency)
             .field("meets_deadline", p.meets_deadline);
       } else {
-        w.field("layout", p.layout)
+        w.field("layout", p.layout.en)
             .field("replicas", p.replicas)
             .field("users_per_replica", p.batch_per_replica)
             .field("tpot_p99_s", p.tpot.si())
@@ -158,7 +158,7 @@ Table ranked_table(const PlanJob& job, const Plan& plan, Lang lang) {
     const PlanCandidate& p = plan.ranked[i];
     if (serving) {
       t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
-             fmt::format("{}", p.gpus), p.layout, number(p.tpot.si() * 1e3, 1, lang),
+             fmt::format("{}", p.gpus), p.layout.in(lang), number(p.tpot.si() * 1e3, 1, lang),
              number(std::round(p.tokens_per_s), 0, lang), money_text(p.cost, lang)});
     } else {
       t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
@@ -224,7 +224,7 @@ void print_csv(const PlanJob& job, const Plan& plan) {
       return;
     }
     t.add({rank, p.offer->id, "true", fmt::format("{}", p.nodes), fmt::format("{}", p.gpus),
-           serving ? p.layout : train_layout_text(p.training->job),
+           serving ? p.layout.en : train_layout_text(p.training->job),
            fmt::format("{:.6g}", serving ? p.tpot.si() : p.time.si()),
            fmt::format("{:.6g}", p.tokens_per_s),
            serving ? fmt::format("{}", p.replicas) : fmt::format("{:.4g}", p.mfu),
