@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -34,6 +35,14 @@ const char* lang_tag(Lang lang) {
 std::string number(double v, int decimals, Lang lang) {
   if (!std::isfinite(v))
     return "-";
+  // Past 10^15 the digits stop meaning anything (and would overflow int64 below): a power of ten.
+  if (std::fabs(v) >= 1e15) {
+    std::string e = fmt::format("{:.3e}", v);
+    if (lang == Lang::kPt) {
+      std::replace(e.begin(), e.end(), '.', ',');
+    }
+    return e;
+  }
   const double scale = std::pow(10.0, decimals);
   const double rounded = std::round(std::fabs(v) * scale);
   const int64_t whole = static_cast<int64_t>(std::floor(rounded / scale));

@@ -16,6 +16,9 @@ TEST(Number, GroupsAndPointsByLanguage) {
   EXPECT_EQ(number(0.996, 2, Lang::kPt), "1,00");
   EXPECT_EQ(number(-2.25, 1, Lang::kEn), "-2.3");  // half away from zero, as std::round
   EXPECT_EQ(number(-0.01, 1, Lang::kEn), "0.0");   // no "-0.0"
+  // A budget of 1e300 reais is still written, as a power of ten.
+  EXPECT_EQ(number(1e300, 2, Lang::kPt), "1,000e+300");
+  EXPECT_EQ(number(-2.5e18, 0, Lang::kEn), "-2.500e+18");
 }
 
 TEST(GibText, IsBinaryGigabytesInTheReadersNotation) {

@@ -40,7 +40,8 @@ struct Text {
   bool empty() const { return en.empty(); }
 };
 
-// `v` with `decimals` digits after the point and the thousands grouped: "1,234.5" / "1.234,5".
+// `v` with `decimals` digits after the point and the thousands grouped: "1,234.5" / "1.234,5";
+// from 10^15 on, a power of ten ("1.000e+300"); "-" for a value that is not finite.
 std::string number(double v, int decimals, Lang lang);
 
 // "131.4 GiB" / "131,4 GiB".
