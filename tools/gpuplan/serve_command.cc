@@ -353,7 +353,7 @@ int run_serve(const std::vector<std::string>& args) {
   a.answer = serve(*model, a.job, catalog->memory_params(), catalog->train_params(),
                    catalog->inference_params());
   if (!f.out.html.empty()) {
-    if (Result<bool> w = write_html_file(f.out.html, serve_html(a, f.out.lang)); !w)
+    if (Result<bool> w = write_html_file(f.out.html, serve_html(a)); !w)
       return report_error(kName, w.error());
   }
   if (f.json) {

@@ -327,7 +327,8 @@ void print_serve_csv(const ServeReport& r) {
   emit("{}", t.csv());
 }
 
-std::string serve_html(const ServeReport& r, Lang lang) {
+std::string serve_html(const ServeReport& r) {
+  const Lang lang = r.lang;
   const ServeJob& job = r.job;
   const ServeAnswer& a = r.answer;
   const bool closed = job.closed();

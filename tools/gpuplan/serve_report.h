@@ -36,9 +36,9 @@ void print_serve_csv(const ServeReport& r);
 
 // Loads the HTML report draws the latency curve at (ServeJob::curve_points).
 inline constexpr int64_t kCurvePoints = 12;
-// The HTML report: the answer, latency against load with the objective, memory per GPU of each
-// shape, and the shapes' table. REQUIRES: r.job.curve_points set before serve() ran.
-std::string serve_html(const ServeReport& r, Lang lang);
+// The HTML report, in r.lang: the answer, latency against load with the objective, memory per GPU
+// of each shape, and the shapes' table. REQUIRES: r.job.curve_points set before serve() ran.
+std::string serve_html(const ServeReport& r);
 
 }  // namespace gpuplan::cli
 
