@@ -1,12 +1,11 @@
 // Speed of the models: one per-GPU memory estimate, the smallest-count search that
-// `gpuplan fit` runs for every catalog GPU, training estimates and layout search, and the
-// serving simulator. Run: build/release/bench/gpuplan_bench
+// `gpuplan fit` runs for every catalog GPU, training estimates and layout search (the serving
+// simulator is in serving_bench.cc). Run: build/release/bench/gpuplan_bench
 #include <benchmark/benchmark.h>
 
 #include "gpuplan/catalog.h"
 #include "gpuplan/fit.h"
 #include "gpuplan/search.h"
-#include "gpuplan/serving.h"
 #include "gpuplan/training.h"
 
 namespace gpuplan {
@@ -102,34 +101,6 @@ void BM_Search405bOn16kH100(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(evaluated), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Search405bOn16kH100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-
-// One serving simulation as `gpuplan serve` runs it: Llama 3.1 70B on 4 H100s, 1,000 Poisson
-// requests of 467 -> 256 tokens at 16 requests/s (about 1,400 iterations). Counters: simulated
-// iterations and requests per second of wall time.
-void BM_ServingSimulation(benchmark::State& state) {
-  Instance in;
-  in.gpu = *catalog().gpu("h100-sxm");
-  in.scale_up = *catalog().fabric("nvlink4");
-  in.tp = 4;
-  const InferenceModel m(*catalog().model("llama-3.1-70b"), in, catalog().memory_params(),
-                         catalog().train_params(), catalog().inference_params());
-  Workload w;
-  w.requests = 1000;
-  w.input_tokens = 467;
-  w.output_tokens = 256;
-  w.rate_per_s = 16;
-  int64_t iterations = 0;
-  for (auto _ : state) {
-    const ServingResult r = simulate_serving(m, w, ServingSetup{});
-    iterations += r.iterations;
-    benchmark::DoNotOptimize(r);
-  }
-  state.counters["iterations/s"] =
-      benchmark::Counter(static_cast<double>(iterations), benchmark::Counter::kIsRate);
-  state.counters["requests/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * w.requests), benchmark::Counter::kIsRate);
-}
-BENCHMARK(BM_ServingSimulation)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace gpuplan

@@ -198,8 +198,7 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
                        head_bytes_ / hbm_rate_);
   }
   out.matmul = Seconds(matmul);
-  const double decode_attention = std::max(b.decode_context * kv_per_token_ / hbm_rate_,
-                                           b.decode_context * attention_flops_ / sixteen_rate_);
+  const double decode_attention = b.decode_context * decode_context_seconds();
   out.attention = Seconds(b.prefill_keys * attention_flops_ / attention_rate_ + decode_attention);
   out.elementwise = Seconds(n * activation_bytes_ / hbm_rate_);
   if (instance_.tp > 1) {
@@ -237,6 +236,10 @@ Seconds InferenceModel::prefill_alone(int64_t prompt) const {
     total += iteration(b).total();
   }
   return total;
+}
+
+double InferenceModel::decode_context_seconds() const {
+  return std::max(kv_per_token_ / hbm_rate_, attention_flops_ / sixteen_rate_);
 }
 
 Seconds InferenceModel::decode_step(int64_t batch, double context) const {

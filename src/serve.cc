@@ -8,6 +8,13 @@
 namespace gpuplan {
 namespace {
 
+// The workload that searches simulate: at most kMostSearchRequests requests.
+Workload searched(const Workload& w) {
+  Workload s = w;
+  s.requests = std::min(w.requests, kMostSearchRequests);
+  return s;
+}
+
 // One instance shape: its capacity within the objective (requests/s, or users for a closed
 // loop), or the most it serves without one.
 ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, int64_t pp,
@@ -28,7 +35,7 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
   }
   ServingSetup one = job.setup;
   one.replicas = 1;
-  Workload open = job.workload;
+  Workload open = searched(job.workload);
   open.users = 0;
   const Capacity cap = capacity_under_slo(*o.model, open, one, job.closed() ? Slo{} : job.slo);
   o.offline = cap.offline;
@@ -41,7 +48,7 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
   }
   o.tokens_per_s = cap.max_rate_per_s * outputs / static_cast<double>(open.requests);
   if (job.closed() && cap.feasible) {
-    const UserCapacity u = users_under_slo(*o.model, job.workload, one, job.slo);
+    const UserCapacity u = users_under_slo(*o.model, searched(job.workload), one, job.slo);
     o.amount = static_cast<double>(job.slo.any() ? u.max_users : u.at_once);
     o.reason = u.reason;
     o.tokens_per_s = job.slo.any() ? u.at_max.output_tokens_per_s : cap.offline.output_tokens_per_s;
@@ -59,10 +66,10 @@ ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
   ServeFleet f;
   f.replicas = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(job.target / b.amount)));
   for (int tries = 0; tries < 8; ++tries) {
-    Workload share = job.workload;
+    Workload share = searched(job.workload);
     if (job.closed()) {
       share.users = static_cast<int64_t>(std::ceil(job.target / static_cast<double>(f.replicas)));
-      share.requests = closed_loop_requests(job.workload, share.users);
+      share.requests = closed_loop_requests(share, share.users);
       f.share = static_cast<double>(share.users);
     } else {
       share.rate_per_s = job.target / static_cast<double>(f.replicas);
@@ -160,7 +167,7 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
   }
   for (int64_t i = 1; i <= job.curve_points && best->amount > 0; ++i) {
     const double n = static_cast<double>(job.curve_points);
-    Workload w = job.workload;
+    Workload w = searched(job.workload);
     ServingSetup one = job.setup;
     one.replicas = 1;
     LoadPoint p;

@@ -1,8 +1,13 @@
 #include "gpuplan/serving.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
+#include <random>
+
 #include "gpuplan/catalog.h"
+#include "serving_sim.h"
 #include "shipped_catalog.h"
 
 namespace gpuplan {
@@ -262,6 +267,123 @@ TEST_F(ServingTest, APagedCacheHoldsMoreSequencesAndPreemptsWhenOutputsGrow) {
   EXPECT_EQ(short_p.preemptions, 0);
   EXPECT_EQ(short_p.iterations, short_r.iterations);
   EXPECT_DOUBLE_EQ(short_p.e2e.mean, short_r.e2e.mean);
+}
+
+// Every field of two results, compared exactly: the two simulators keep time in integer ticks, so
+// any difference is a difference in what they did.
+void expect_same(const ServingResult& a, const ServingResult& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(a.feasible, b.feasible);
+  EXPECT_EQ(a.requests, b.requests);
+  EXPECT_EQ(a.duration.si(), b.duration.si());
+  EXPECT_EQ(a.output_tokens_per_s, b.output_tokens_per_s);
+  for (const auto& [x, y] : {std::pair{a.ttft, b.ttft}, {a.tpot, b.tpot}, {a.e2e, b.e2e}}) {
+    EXPECT_EQ(x.mean, y.mean);
+    EXPECT_EQ(x.p50, y.p50);
+    EXPECT_EQ(x.p90, y.p90);
+    EXPECT_EQ(x.p99, y.p99);
+    EXPECT_EQ(x.max, y.max);
+  }
+  EXPECT_EQ(a.itl_mean, b.itl_mean);
+  EXPECT_EQ(a.mean_batch, b.mean_batch);
+  EXPECT_EQ(a.max_batch, b.max_batch);
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_EQ(a.preemptions, b.preemptions);
+}
+
+TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
+  // Random workloads, each simulated iteration by iteration (the reference) and by events:
+  // open loops from light to overloaded, offline runs and closed loops; fixed lengths and
+  // random traces; reserved and paged KV caches, continuous and static batching; 1 to 3
+  // replicas behind either balancer. Two engines are small on purpose, so that every rule is
+  // reached: a KV cache of a few dozen requests (blocked admissions, preemptions), a token
+  // budget below the batch (decoders left out of an iteration, prompts in chunks), a pipeline
+  // of two batches in flight.
+  const Model& llama = *catalog_->model("llama-3.1-8b");
+  Instance in;
+  in.gpu = *catalog_->gpu("h100-sxm");
+  in.scale_up = *catalog_->fabric("nvlink4");
+  MemoryParams small_mp = catalog_->memory_params();
+  small_mp.inference_chunk_tokens = 96;
+  InferenceParams small_ip = catalog_->inference_params();
+  small_ip.max_batch = 160;
+  small_ip.kv_memory_fraction = 0.05;  // about 23,000 tokens: 8B on H100 holds 455,000 at 1
+  Instance piped = in;
+  piped.pp = 2;
+  const InferenceModel small(llama, in, small_mp, catalog_->train_params(), small_ip);
+  const InferenceModel pipeline(llama, piped, small_mp, catalog_->train_params(), small_ip);
+  ASSERT_TRUE(small.feasible() && pipeline.feasible());
+  const InferenceModel* models[] = {model_, &small, &pipeline};
+  std::mt19937_64 gen(20261202);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(gen);
+  };
+  for (int i = 0; i < 120; ++i) {
+    const InferenceModel& m = *models[i % 3];
+    // Short chat turns, medium and long requests.
+    const int64_t scale = std::array{1, 10, 50}[static_cast<size_t>(pick(0, 2))];
+    Workload w = work(pick(1, 400), pick(1, 60 * scale), pick(1, 30 * scale));
+    if (pick(0, 1) == 1) {
+      for (int64_t j = pick(1, 20); j > 0; --j) {
+        w.lengths.push_back({pick(1, 60 * scale), pick(1, 30 * scale)});
+      }
+    }
+    w.seed = static_cast<uint64_t>(pick(1, 1000));
+    const int64_t load = pick(0, 3);
+    if (load == 1) {
+      w.rate_per_s = std::uniform_real_distribution<double>(0.5, 200.0)(gen);
+    } else if (load == 2) {
+      w.users = pick(1, 150);
+      w.think_time = Seconds(pick(0, 1) == 1 ? 0.0 : 0.5);
+    } else if (load == 3) {
+      w.rate_per_s = 1e4;  // far past capacity: the queue only grows
+    }
+    ServingSetup s;
+    s.replicas = pick(1, 3);
+    s.balancer = pick(0, 1) == 1 ? Balancer::kRoundRobin : Balancer::kLeastLoaded;
+    s.kv_policy = pick(0, 1) == 1 ? KvPolicy::kPaged : KvPolicy::kReserve;
+    if (pick(0, 5) == 0) {
+      s.batching = Batching::kStatic;
+      s.static_batch = pick(1, 64);
+    }
+    const std::string what = fmt::format(
+        "case {}: model {}, {} requests, rate {}, users {}, {} lengths, seed {}, {} "
+        "replicas, {}, {}, static {}",
+        i, i % 3, w.requests, w.rate_per_s, w.users, w.lengths.size(), w.seed, s.replicas,
+        balancer_name(s.balancer), kv_policy_name(s.kv_policy), s.static_batch);
+    const ServingResult events = simulate_serving(m, w, s);
+    const ServingResult steps = detail::simulate_serving_stepwise(m, w, s);
+    expect_same(events, steps, what);
+    if (::testing::Test::HasFailure()) {
+      break;
+    }
+  }
+}
+
+TEST(ServingDistribution, PercentilesAreExactThenWithinTheBucketWidth) {
+  // Up to kExactValues the percentiles are the values themselves (nearest rank); past it a
+  // histogram of 1,024 buckets per octave keeps each within half a bucket: 2^-11 relative.
+  detail::Distribution d;
+  for (int i = 1; i <= 100; ++i) {
+    d.add(i * 0.001);
+  }
+  Percentiles p = d.summary();
+  EXPECT_DOUBLE_EQ(p.p50, 0.050);
+  EXPECT_DOUBLE_EQ(p.p99, 0.099);
+  EXPECT_DOUBLE_EQ(p.max, 0.100);
+  EXPECT_NEAR(p.mean, 0.0505, 1e-15);
+  // 2^20 + 2^19 values uniform over (0, 1]: p50 = 0.5, p90 = 0.9, p99 = 0.99.
+  detail::Distribution big;
+  const int64_t n = (int64_t{1} << 20) + (int64_t{1} << 19);
+  for (int64_t i = 1; i <= n; ++i) {
+    big.add(static_cast<double>(i) / static_cast<double>(n));
+  }
+  p = big.summary();
+  EXPECT_NEAR(p.p50, 0.5, 0.5 * 0x1.0p-11);
+  EXPECT_NEAR(p.p90, 0.9, 0.9 * 0x1.0p-11);
+  EXPECT_NEAR(p.p99, 0.99, 0.99 * 0x1.0p-11);
+  EXPECT_DOUBLE_EQ(p.max, 1.0);
+  EXPECT_NEAR(p.mean, 0.5, 1e-6);
 }
 
 TEST_F(ServingTest, BalancerNamesParseWithASuggestion) {

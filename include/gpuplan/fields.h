@@ -63,7 +63,7 @@ inline constexpr Field kLoraRank{"lora_rank", 1, 65536, "", true};
 inline constexpr Field kRequestTokens{"tokens per request", 1, 1 << 24, "tokens", true};
 inline constexpr Field kRate{"rate_per_s", 1e-6, 1e9, "requests/s"};
 inline constexpr Field kUsers{"users", 1, 1e9, "users", true};
-inline constexpr Field kRequests{"requests", 1, 1e6, "requests", true};
+inline constexpr Field kRequests{"requests", 1, 1e7, "requests", true};
 inline constexpr Field kReplicas{"replicas", 1, 10000, "instances", true};
 inline constexpr Field kBatch{"batch", 1, 1 << 20, "sequences", true};
 

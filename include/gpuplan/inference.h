@@ -102,6 +102,11 @@ class InferenceModel {
   // iteration of `batch` sequences at `context` tokens each.
   Seconds prefill_alone(int64_t prompt) const;
   Seconds decode_step(int64_t batch, double context) const;
+  // Seconds a decode iteration takes per token of context its sequences hold: the slower of
+  // reading that token's keys and values and its attention FLOPs. A decode-only iteration
+  // takes its time at zero context plus this times the context (the simulator sums runs of
+  // decode iterations in closed form on it).
+  double decode_context_seconds() const;
 
  private:
   Why why_ = Why::kNone;

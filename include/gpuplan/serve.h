@@ -19,6 +19,11 @@
 
 namespace gpuplan {
 
+// Requests each simulation of a capacity search, a fleet sizing or a load curve runs at most:
+// the workload's own count up to this, so that a long reported run (`--requests`) is simulated
+// once, not once per step of every search.
+inline constexpr int64_t kMostSearchRequests = 20'000;
+
 struct ServeJob {
   Instance base;        // GPU, node, network and precisions; tp and pp are each shape's;
                         // gpus_per_node 0: the NVLink domain, or max_tp PCIe cards

@@ -1,0 +1,467 @@
+// The event-driven serving simulator behind simulate_serving (serving.h).
+//
+// Between two events of an engine — an arrival that may be admitted, a completion, a chunk of
+// a prompt, a preemption — its iterations are alike: every running sequence decodes one token,
+// nothing joins or leaves. Such a run is one step: its length is summed in closed form
+// (IterationClock::decode_run) and its sequences advance together. A decoding sequence's
+// output count is kept relative to its engine's clock (decode iterations so far), so a run
+// touches no sequence, and a heap of finishing clocks gives the next completion. An arrival at
+// an engine whose queue was empty ends the run at the first iteration boundary after it, where
+// the iteration-by-iteration simulator (serving_stepwise.cc) would admit it; arrivals behind a
+// queue that cannot be admitted change nothing until a completion frees room. Every other rule
+// is the reference's, step for step, so the two give the same result.
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <tuple>
+
+#include "gpuplan/result.h"
+#include "serving_sim.h"
+
+namespace gpuplan {
+namespace {
+
+using detail::kNever;
+using detail::Ticks;
+
+enum class State : uint8_t { kWaiting, kPrefilling, kDecoding };
+
+constexpr int64_t kGone = -1;
+
+struct Request {
+  int64_t input = 0;
+  int64_t output = 0;
+  Ticks arrival = 0;
+  Ticks first_token = -1;
+  int64_t target = 0;     // tokens to prefill: the prompt, or after a preemption the prompt and
+                          // the output so far (recomputed)
+  int64_t prefilled = 0;  // of `target`, in the KV cache
+  // Output tokens produced and KV cache held (reserve: the whole context); while decoding, as
+  // of the engine's clock `joined`: each decode iteration since adds one of each.
+  int64_t generated = 0;
+  int64_t kv = 0;
+  int64_t joined = 0;
+  int64_t finish_clock = 0;  // decoding: the engine's clock at its last token
+  int64_t admitted = 0;      // admission number: running order within an engine
+  size_t position = 0;       // in its engine's running list
+  State state = State::kWaiting;
+};
+
+// A decoding sequence's last token, by engine clock, then running order.
+struct Finish {
+  int64_t clock = 0;
+  int64_t admitted = 0;
+  int64_t slot = 0;
+  auto operator<=>(const Finish&) const = default;
+};
+
+struct Engine {
+  std::deque<int64_t> waiting;     // request slots, first come first served
+  std::vector<int64_t> running;    // slots in admission order; kGone where one left
+  int64_t live = 0;                // running slots not gone
+  std::deque<int64_t> prefilling;  // running slots still prefilling, in admission order
+  int64_t decoders = 0;
+  int64_t context = 0;  // tokens the decoders hold: input + generated, summed
+  int64_t kv_used = 0;  // tokens of KV cache the running requests hold
+  int64_t clock = 0;    // decode iterations applied
+  std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes;
+  int64_t stale = 0;  // entries of finishes left by preempted decoders
+  bool busy = false;
+  bool batch_open = true;  // static batching: may admit (only between batches)
+  // In flight: k alike iterations (k > 1 only for a run) from `start` to `end`.
+  Ticks start = 0;
+  Ticks end = 0;
+  int64_t k = 0;
+  bool run = false;         // only decodes, every decoder: k may grow past 1
+  int64_t decoded = 0;      // decoders, each decoding a token per iteration
+  int64_t run_context = 0;  // their context in the first
+  int64_t sequences = 0;    // running in each
+  uint64_t version = 0;     // which planned end is current
+  std::vector<std::pair<int64_t, int64_t>> chunks;  // prompt tokens per slot, admission order
+
+  int64_t load() const { return static_cast<int64_t>(waiting.size()) + live; }
+};
+
+class Events {
+ public:
+  Events(const InferenceModel& m, const Workload& w, const ServingSetup& s)
+      : model_(m),
+        w_(w),
+        s_(s),
+        static_batch_(s.batching == Batching::kStatic),
+        paged_(s.kv_policy == KvPolicy::kPaged && !static_batch_),
+        capacity_(m.engine_kv_tokens()),
+        clock_(m),
+        arrivals_(w),
+        engines_(static_cast<size_t>(s.replicas * m.engines())),
+        flagged_(engines_.size(), 0) {
+    GPUPLAN_CHECK(static_batch_ || m.chunk_tokens() > 0, "an engine needs a token budget");
+  }
+
+  detail::EngineTotals totals;
+  detail::Outcomes outcomes;
+
+  void run() {
+    int64_t done = 0;
+    Ticks now = 0;
+    while (done < w_.requests) {
+      const Ticks arrival = arrivals_.empty() ? kNever : arrivals_.next_time();
+      const Ticks ends = next_end();
+      if (arrival <= ends && arrival < kNever) {
+        now = arrival;
+        const int64_t id = arrivals_.pop();
+        dispatch(id, new_request(id, now), now);
+      } else {
+        GPUPLAN_CHECK(ends < kNever, "serving simulation stalled");
+        now = ends;
+        const size_t e = std::get<1>(ends_.top());
+        ends_.pop();
+        done += complete(e, now);
+      }
+      // Start idle engines once every arrival at this instant is queued.
+      if (arrivals_.empty() || arrivals_.next_time() > now) {
+        std::sort(to_start_.begin(), to_start_.end());
+        for (size_t e : to_start_) {
+          flagged_[e] = 0;
+          start(e, now);
+        }
+        to_start_.clear();
+      }
+    }
+  }
+
+ private:
+  int64_t generated(const Request& q, const Engine& e) const {
+    return q.state == State::kDecoding ? q.generated + (e.clock - q.joined) : q.generated;
+  }
+  int64_t kv(const Request& q, const Engine& e) const {
+    return q.state == State::kDecoding && paged_ ? q.kv + (e.clock - q.joined) : q.kv;
+  }
+  // Drops the entries at the top of `e.finishes` that preempted decoders left.
+  void drop_stale(Engine& e) {
+    while (e.stale > 0 && !e.finishes.empty()) {
+      const Finish& f = e.finishes.top();
+      const Request& q = slots_[static_cast<size_t>(f.slot)];
+      if (q.state == State::kDecoding && q.admitted == f.admitted) {
+        return;
+      }
+      e.finishes.pop();
+      --e.stale;
+    }
+  }
+
+  int64_t new_request(int64_t id, Ticks now) {
+    int64_t slot = 0;
+    if (free_.empty()) {
+      slot = static_cast<int64_t>(slots_.size());
+      slots_.emplace_back();
+    } else {
+      slot = free_.back();
+      free_.pop_back();
+      slots_[static_cast<size_t>(slot)] = Request{};
+    }
+    Request& q = slots_[static_cast<size_t>(slot)];
+    const RequestLength l = w_.length(id);
+    q.input = l.input;
+    q.output = l.output;
+    q.target = l.input;
+    q.arrival = now;
+    return slot;
+  }
+
+  void flag(size_t e) {
+    if (flagged_[e] == 0) {
+      flagged_[e] = 1;
+      to_start_.push_back(e);
+    }
+  }
+
+  // The earliest current end of an iteration in flight (stale plans dropped), or kNever.
+  Ticks next_end() {
+    while (!ends_.empty()) {
+      const auto& [end, e, version] = ends_.top();
+      const Engine& g = engines_[e];
+      if (g.busy && g.version == version) {
+        return end;
+      }
+      ends_.pop();
+    }
+    return kNever;
+  }
+
+  void plan_end(size_t e, Ticks end) {
+    Engine& g = engines_[e];
+    g.end = end;
+    ++g.version;
+    ends_.emplace(end, e, g.version);
+  }
+
+  void dispatch(int64_t id, int64_t slot, Ticks now) {
+    size_t target = 0;
+    if (s_.balancer == Balancer::kRoundRobin) {
+      target = static_cast<size_t>(id % static_cast<int64_t>(engines_.size()));
+    } else {
+      for (size_t e = 1; e < engines_.size(); ++e) {
+        if (engines_[e].load() < engines_[target].load()) {
+          target = e;
+        }
+      }
+    }
+    Engine& g = engines_[target];
+    const bool head = g.waiting.empty();
+    g.waiting.push_back(slot);
+    if (!g.busy) {
+      flag(target);
+    } else if (head && g.k > 1) {
+      // The run ends at the first boundary at or after now, where the engine may admit it.
+      int64_t low = 1;
+      int64_t high = g.k;
+      while (low < high) {
+        const int64_t mid = low + (high - low) / 2;
+        if (g.start + clock_.decode_run(g.decoded, g.run_context, mid) >= now) {
+          high = mid;
+        } else {
+          low = mid + 1;
+        }
+      }
+      if (low < g.k) {
+        g.k = low;
+        plan_end(target, g.start + clock_.decode_run(g.decoded, g.run_context, low));
+      }
+    }
+  }
+
+  void leave(Engine& e, Request& q) {
+    e.running[q.position] = kGone;
+    --e.live;
+    q.state = State::kWaiting;
+    if (e.running.size() > 64 && static_cast<size_t>(e.live) * 2 < e.running.size()) {
+      std::erase(e.running, kGone);
+      for (size_t i = 0; i < e.running.size(); ++i) {
+        slots_[static_cast<size_t>(e.running[i])].position = i;
+      }
+    }
+  }
+
+  void finish(Engine& e, Request& q, int64_t slot, Ticks now) {
+    leave(e, q);
+    outcomes.add(q.arrival, q.first_token, now, q.output);
+    arrivals_.completed(now);
+    free_.push_back(slot);
+  }
+
+  // Paged KV cache: every decoder needs one more token of cache this iteration; while that
+  // does not fit, the newest running sequence is preempted to the head of the queue (vLLM).
+  void make_room(Engine& e) {
+    while (e.live > 1 && e.kv_used + e.decoders > capacity_) {
+      while (e.running.back() == kGone) {
+        e.running.pop_back();
+      }
+      const int64_t slot = e.running.back();
+      e.running.pop_back();
+      --e.live;
+      Request& q = slots_[static_cast<size_t>(slot)];
+      e.kv_used -= kv(q, e);
+      if (q.state == State::kDecoding) {
+        q.generated = generated(q, e);
+        --e.decoders;
+        ++e.stale;
+        e.context -= q.input + q.generated;
+      } else {
+        GPUPLAN_CHECK(e.prefilling.back() == slot, "the newest prefill is the newest sequence");
+        e.prefilling.pop_back();
+      }
+      q.state = State::kWaiting;
+      q.kv = 0;
+      q.prefilled = 0;
+      q.target = q.input + q.generated;
+      e.waiting.push_front(slot);
+      ++totals.preemptions;
+    }
+  }
+
+  // Admits what fits and plans the next iteration, or a run of them; leaves the engine idle when
+  // nothing runs.
+  void start(size_t index, Ticks now) {
+    Engine& e = engines_[index];
+    if (static_batch_ && e.live == 0) {
+      e.batch_open = true;
+    }
+    const int64_t limit = static_batch_ ? s_.static_batch : model_.engine_max_batch();
+    if (paged_) {
+      make_room(e);
+    }
+    const int64_t growth = paged_ ? e.decoders : 0;
+    while (!e.waiting.empty() && e.batch_open && e.live < limit) {
+      const int64_t slot = e.waiting.front();
+      Request& head = slots_[static_cast<size_t>(slot)];
+      const int64_t need = paged_ ? head.target : head.input + head.output;
+      if (e.kv_used + growth + need > capacity_) {
+        break;  // first come, first served: the head waits for room
+      }
+      e.waiting.pop_front();
+      head.state = State::kPrefilling;
+      head.admitted = ++admissions_;
+      head.position = e.running.size();
+      head.kv = need;
+      e.running.push_back(slot);
+      ++e.live;
+      e.prefilling.push_back(slot);
+      e.kv_used += need;
+    }
+    if (static_batch_ && e.live > 0) {
+      e.batch_open = false;
+    }
+    if (e.live == 0) {
+      e.busy = false;
+      return;
+    }
+    int64_t budget = static_batch_ ? std::numeric_limits<int64_t>::max() : model_.chunk_tokens();
+    e.chunks.clear();
+    BatchShape b;
+    // Every decoder decodes: a prompt that finishes took at least a token of the budget, so
+    // there are never more decoders than the budget holds.
+    GPUPLAN_CHECK(e.decoders <= budget, "more decoders than the token budget");
+    b.decodes = e.decoders;
+    b.decode_context = static_cast<double>(e.context);
+    budget -= e.decoders;
+    for (int64_t slot : e.prefilling) {
+      if (budget <= 0) {
+        break;
+      }
+      const Request& q = slots_[static_cast<size_t>(slot)];
+      const int64_t c = std::min(q.target - q.prefilled, budget);
+      e.chunks.emplace_back(slot, c);
+      b.prefill_tokens += c;
+      const double p = static_cast<double>(q.prefilled);
+      const double cd = static_cast<double>(c);
+      b.prefill_keys += cd * p + cd * (cd + 1.0) / 2.0;
+      budget -= c;
+      if (q.prefilled + c == q.target) {
+        ++b.logits;
+      }
+    }
+    b.logits += b.decodes;
+    e.decoded = b.decodes;
+    e.run_context = static_cast<int64_t>(b.decode_context);
+    e.run = e.chunks.empty() && e.decoded > 0;
+    e.k = 1;
+    if (e.run) {
+      // Alike iterations until the first sequence ends or, paged, the cache has no room for the
+      // next token of every decoder.
+      drop_stale(e);
+      e.k = e.finishes.top().clock - e.clock;
+      if (paged_) {
+        e.k = std::min(e.k, (capacity_ - e.kv_used) / e.decoders);
+      }
+      GPUPLAN_CHECK(e.k >= 1, "a run of no iterations");
+    }
+    e.sequences = e.live;
+    e.start = now;
+    e.busy = true;
+    const Ticks t = e.run ? clock_.decode_run(e.decoded, e.run_context, e.k) : clock_.time(b);
+    GPUPLAN_CHECK(t > 0, "an iteration without a positive time");
+    plan_end(index, now + t);
+  }
+
+  // Applies the iterations that ended at `now`; returns the requests they finished.
+  int64_t complete(size_t index, Ticks now) {
+    Engine& e = engines_[index];
+    const Ticks span = e.end - e.start;
+    totals.iterations += e.k;
+    totals.busy += span;
+    totals.batch_time += span * e.sequences;
+    totals.max_batch = std::max(totals.max_batch, e.sequences);
+    e.clock += e.k;
+    e.context += e.decoded * e.k;
+    if (paged_) {
+      e.kv_used += e.decoded * e.k;  // the tokens just decoded have their keys and values cached
+    }
+    int64_t finished = 0;
+    while (drop_stale(e), !e.finishes.empty()) {
+      const Finish f = e.finishes.top();
+      if (f.clock > e.clock) {
+        break;
+      }
+      e.finishes.pop();
+      GPUPLAN_CHECK(f.clock == e.clock, "a sequence decoded past its last token");
+      Request& q = slots_[static_cast<size_t>(f.slot)];
+      --e.decoders;
+      e.context -= q.input + q.output;
+      e.kv_used -= kv(q, e);
+      finish(e, q, f.slot, now);
+      ++finished;
+    }
+    for (const auto& [slot, c] : e.chunks) {
+      Request& q = slots_[static_cast<size_t>(slot)];
+      q.prefilled += c;
+      if (q.prefilled < q.target) {
+        continue;
+      }
+      GPUPLAN_CHECK(e.prefilling.front() == slot, "prompts finish in admission order");
+      e.prefilling.pop_front();
+      if (q.first_token < 0) {
+        q.first_token = now;
+      }
+      ++q.generated;
+      if (q.generated == q.output) {
+        e.kv_used -= q.kv;
+        finish(e, q, slot, now);
+        ++finished;
+        continue;
+      }
+      q.state = State::kDecoding;
+      q.joined = e.clock;
+      q.finish_clock = e.clock + q.output - q.generated;
+      ++e.decoders;
+      e.context += q.input + q.generated;
+      e.finishes.push({.clock = q.finish_clock, .admitted = q.admitted, .slot = slot});
+    }
+    e.busy = false;
+    flag(index);
+    return finished;
+  }
+
+  const InferenceModel& model_;
+  const Workload& w_;
+  const ServingSetup& s_;
+  const bool static_batch_;
+  const bool paged_;
+  const int64_t capacity_;
+  detail::IterationClock clock_;
+  detail::Arrivals arrivals_;
+  std::vector<Engine> engines_;
+  std::vector<Request> slots_;  // requests in the system; finished slots are reused
+  std::vector<int64_t> free_;
+  int64_t admissions_ = 0;
+  // Planned ends of the iterations in flight: (end, engine, version); ties: the lowest engine.
+  std::priority_queue<std::tuple<Ticks, size_t, uint64_t>,
+                      std::vector<std::tuple<Ticks, size_t, uint64_t>>, std::greater<>>
+      ends_;
+  std::vector<size_t> to_start_;  // engines that may have work to start
+  std::vector<char> flagged_;
+};
+
+}  // namespace
+
+ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
+                               const ServingSetup& s) {
+  GPUPLAN_CHECK(model.feasible(), "simulating an instance that cannot serve");
+  GPUPLAN_CHECK(
+      w.requests > 0 && (!w.lengths.empty() || (w.input_tokens > 0 && w.output_tokens > 0)),
+      "a workload needs requests with input and output tokens");
+  GPUPLAN_CHECK(s.replicas > 0, "a setup needs an instance");
+  GPUPLAN_CHECK(s.batching == Batching::kContinuous || s.static_batch > 0,
+                "static batching needs a batch size");
+  GPUPLAN_CHECK(w.users >= 0 && (w.users == 0 || w.rate_per_s <= 0),
+                "a workload is an open loop (rate) or a closed loop (users), not both");
+  ServingResult r = detail::serving_start(model, w);
+  if (!r.reason.en.empty()) {
+    return r;
+  }
+  Events sim(model, w, s);
+  sim.run();
+  return sim.outcomes.summarise(std::move(r), sim.totals);
+}
+
+}  // namespace gpuplan

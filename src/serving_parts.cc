@@ -1,0 +1,254 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "gpuplan/result.h"
+#include "serving_sim.h"
+
+namespace gpuplan::detail {
+namespace {
+
+// An exponential draw of mean `mean` by inversion, -mean ln(1 - u), from 53 random bits.
+double exponential(std::mt19937_64& gen, double mean) {
+  const double u = static_cast<double>(gen() >> 11) * 0x1.0p-53;
+  return -std::log1p(-u) * mean;
+}
+
+// Histogram buckets: 1024 per octave over 2^-64 .. 2^64 seconds, values outside clamped.
+constexpr int kBucketBits = 10;
+constexpr int kLowestExponent = -64;
+constexpr int kOctaves = 128;
+
+size_t bucket_of(double v) {
+  int e = 0;
+  const double m = std::frexp(std::max(v, 0x1.0p-65), &e);  // v = m 2^e, m in [0.5, 1)
+  e = std::clamp(e, kLowestExponent, kLowestExponent + kOctaves - 1);
+  const auto sub = static_cast<int>((m - 0.5) * 2.0 * (1 << kBucketBits));
+  return static_cast<size_t>((e - kLowestExponent) * (1 << kBucketBits) +
+                             std::clamp(sub, 0, (1 << kBucketBits) - 1));
+}
+
+double bucket_middle(size_t b) {
+  const int e = static_cast<int>(b >> kBucketBits) + kLowestExponent;
+  const double sub = static_cast<double>(b & ((size_t{1} << kBucketBits) - 1));
+  return std::ldexp(0.5 + (sub + 0.5) / (2.0 * (1 << kBucketBits)), e);
+}
+
+}  // namespace
+
+Ticks to_ticks(double seconds) {
+  return static_cast<Ticks>(std::nearbyint(seconds * kTicksPerSecond));
+}
+
+double to_seconds(Ticks t) {
+  return static_cast<double>(t) / kTicksPerSecond;
+}
+
+IterationClock::IterationClock(const InferenceModel& model)
+    : model_(model), per_token_(to_ticks(model.decode_context_seconds())) {}
+
+Ticks IterationClock::fixed(int64_t decodes) {
+  const auto i = static_cast<size_t>(decodes);
+  if (i >= fixed_.size()) {
+    fixed_.resize(std::max(i + 1, fixed_.size() * 2), -1);
+  }
+  if (fixed_[i] < 0) {
+    BatchShape b;
+    b.decodes = decodes;
+    b.logits = decodes;
+    fixed_[i] = to_ticks(model_.iteration(b).total().si());
+  }
+  return fixed_[i];
+}
+
+Ticks IterationClock::time(const BatchShape& b) {
+  if (b.prefill_tokens == 0) {
+    GPUPLAN_CHECK(b.logits == b.decodes, "a decode iteration samples one token per sequence");
+    return decode(b.decodes, static_cast<int64_t>(b.decode_context));
+  }
+  return to_ticks(model_.iteration(b).total().si());
+}
+
+Ticks IterationClock::decode(int64_t decodes, int64_t context) {
+  return fixed(decodes) + per_token_ * context;
+}
+
+Ticks IterationClock::decode_run(int64_t decodes, int64_t context, int64_t k) {
+  const Ticks kk = k;
+  return kk * fixed(decodes) + per_token_ * (kk * context + kk * (kk - 1) / 2 * decodes);
+}
+
+Arrivals::Arrivals(const Workload& w) : w_(w), gen_(w.seed) {
+  if (w.users > 0) {
+    // Each user thinks before its first request too, so users start apart; without think
+    // time they all start at once, as a benchmark at fixed concurrency does.
+    const int64_t first = std::min(w.users, w.requests);
+    for (; issued_ < first; ++issued_) {
+      const double think = w.think_time.si() > 0 ? exponential(gen_, w.think_time.si()) : 0.0;
+      pending_.emplace(to_ticks(think), issued_);
+    }
+    return;
+  }
+  draw_next_open();
+}
+
+void Arrivals::draw_next_open() {
+  if (w_.rate_per_s > 0) {
+    clock_ += exponential(gen_, 1.0 / w_.rate_per_s);
+  }
+  open_next_ = to_ticks(clock_);
+}
+
+bool Arrivals::empty() const {
+  return w_.users > 0 ? pending_.empty() : issued_ >= w_.requests;
+}
+
+Ticks Arrivals::next_time() const {
+  return w_.users > 0 ? pending_.top().first : open_next_;
+}
+
+int64_t Arrivals::pop() {
+  if (w_.users > 0) {
+    const int64_t id = pending_.top().second;
+    pending_.pop();
+    return id;
+  }
+  const int64_t id = issued_++;
+  if (issued_ < w_.requests) {
+    draw_next_open();
+  }
+  return id;
+}
+
+void Arrivals::completed(Ticks now) {
+  if (w_.users <= 0 || issued_ >= w_.requests) {
+    return;
+  }
+  const double think = w_.think_time.si();
+  pending_.emplace(now + (think > 0 ? to_ticks(exponential(gen_, think)) : 0), issued_++);
+}
+
+void Distribution::add(double v) {
+  ++count_;
+  max_ = count_ == 1 ? v : std::max(max_, v);
+  sum_ += v;
+  if (buckets_.empty()) {
+    exact_.push_back(v);
+    if (exact_.size() > kExactValues) {
+      to_histogram();
+    }
+    return;
+  }
+  ++buckets_[bucket_of(v)];
+}
+
+void Distribution::to_histogram() {
+  buckets_.assign(static_cast<size_t>(kOctaves) << kBucketBits, 0);
+  for (double v : exact_) {
+    ++buckets_[bucket_of(v)];
+  }
+  exact_.clear();
+  exact_.shrink_to_fit();
+}
+
+Percentiles Distribution::summary() const {
+  Percentiles p;
+  if (count_ == 0) {
+    return p;
+  }
+  // Nearest rank: the smallest value with at least q of the values at or below it.
+  auto rank = [&](double q) {
+    return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(q * static_cast<double>(count_))));
+  };
+  p.mean = sum_ / static_cast<double>(count_);
+  p.max = max_;
+  if (buckets_.empty()) {
+    // The three ranks in turn, each selected among the values above the one before.
+    std::vector<double> v = exact_;
+    auto from = v.begin();
+    for (auto [q, out] : {std::pair{0.50, &p.p50}, {0.90, &p.p90}, {0.99, &p.p99}}) {
+      const auto nth = v.begin() + (rank(q) - 1);
+      std::nth_element(from, nth, v.end());
+      *out = *nth;
+      from = nth;
+    }
+    return p;
+  }
+  auto at = [&](double q) {
+    const int64_t k = rank(q);
+    int64_t seen = 0;
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      seen += buckets_[b];
+      if (seen >= k) {
+        return std::min(bucket_middle(b), max_);
+      }
+    }
+    return max_;
+  };
+  p.p50 = at(0.50);
+  p.p90 = at(0.90);
+  p.p99 = at(0.99);
+  return p;
+}
+
+void Outcomes::add(Ticks arrival, Ticks first_token, Ticks finish, int64_t output) {
+  ++count_;
+  first_ = first_ < 0 ? arrival : std::min(first_, arrival);
+  last_ = std::max(last_, finish);
+  tokens_ += static_cast<double>(output);
+  ttft_.add(to_seconds(first_token - arrival));
+  e2e_.add(to_seconds(finish - arrival));
+  if (output > 1) {
+    tpot_.add(to_seconds(finish - first_token) / static_cast<double>(output - 1));
+    gaps_ += finish - first_token;
+    gap_count_ += output - 1;
+  }
+}
+
+ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) const {
+  r.feasible = true;
+  r.requests = count_;
+  r.duration = Seconds(to_seconds(last_ - first_));
+  r.output_tokens_per_s = r.duration.si() > 0 ? tokens_ / r.duration.si() : 0;
+  r.requests_per_s = r.duration.si() > 0 ? static_cast<double>(count_) / r.duration.si() : 0;
+  r.ttft = ttft_.summary();
+  r.tpot = tpot_.summary();
+  r.e2e = e2e_.summary();
+  if (gap_count_ > 0) {
+    r.itl_mean = to_seconds(gaps_) / static_cast<double>(gap_count_);
+  }
+  r.mean_batch = totals.busy > 0
+                     ? static_cast<double>(totals.batch_time) / static_cast<double>(totals.busy)
+                     : 0;
+  r.max_batch = totals.max_batch;
+  r.iterations = totals.iterations;
+  r.preemptions = totals.preemptions;
+  return r;
+}
+
+ServingResult serving_start(const InferenceModel& model, const Workload& w) {
+  ServingResult r;
+  r.kv_sequences = static_cast<int64_t>(static_cast<double>(model.kv_tokens()) / w.mean_context());
+  const int64_t longest = w.max_context();
+  if (longest <= model.engine_kv_tokens()) {
+    return r;
+  }
+  const bool batches = model.engines() > 1;
+  r.reason = {
+      fmt::format(
+          "one request's context ({} tokens) is more than the KV cache of an "
+          "instance holds ({} tokens{})",
+          longest, model.engine_kv_tokens(),
+          batches ? fmt::format(" for each of its {} batches in flight", model.engines()) : ""),
+      fmt::format("o contexto de uma requisição ({} tokens) é maior do que o cache KV de "
+                  "uma instância comporta ({} tokens{})",
+                  longest, model.engine_kv_tokens(),
+                  batches
+                      ? fmt::format(" para cada um dos seus {} lotes em andamento", model.engines())
+                      : "")};
+  return r;
+}
+
+}  // namespace gpuplan::detail

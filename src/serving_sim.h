@@ -1,0 +1,148 @@
+// The parts the two serving simulators share: time in integer ticks, iteration times in those
+// ticks, the arrival process, and the record of finished requests.
+//
+// simulate_serving (serving.h) advances by events: a run of identical decode iterations between
+// two events is one step, its length summed in closed form. simulate_serving_stepwise walks
+// every iteration and every sequence in it, as the first simulator did; it is kept as the
+// reference the event-driven one is tested against. Both keep time as an integer count of
+// femtoseconds, so that a run of k iterations summed in one step equals the k iterations added
+// one by one, exactly, and the two give the same result to the bit.
+#ifndef GPUPLAN_SRC_SERVING_SIM_H_
+#define GPUPLAN_SRC_SERVING_SIM_H_
+
+#include <cstdint>
+#include <queue>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "gpuplan/inference.h"
+#include "gpuplan/serving.h"
+
+namespace gpuplan::detail {
+
+// Simulated time in femtoseconds. 128 bits: a run of 10^7 requests at 10^-6 requests/s spans
+// 10^28 fs, past what 64 bits hold.
+__extension__ using Ticks = __int128;
+
+inline constexpr double kTicksPerSecond = 1e15;
+// Later than any event.
+__extension__ inline constexpr Ticks kNever =
+    static_cast<Ticks>(~static_cast<unsigned __int128>(0) >> 1);
+
+Ticks to_ticks(double seconds);  // rounded to the nearest tick
+double to_seconds(Ticks t);
+
+// Iteration times in ticks. An iteration that only decodes takes fixed(decodes) plus
+// per_token x the decoding sequences' context (InferenceModel::iteration is affine in that
+// context), each rounded to a tick once, so k consecutive decode iterations, each adding one
+// token to every sequence, sum in closed form to exactly what adding them one by one gives.
+class IterationClock {
+ public:
+  explicit IterationClock(const InferenceModel& model);
+
+  // One iteration of `b`. REQUIRES: a decode-only shape has logits == decodes and an integer
+  // decode_context.
+  Ticks time(const BatchShape& b);
+  // One iteration decoding `decodes` sequences holding `context` tokens in all.
+  Ticks decode(int64_t decodes, int64_t context);
+  // k consecutive such iterations, the context growing by `decodes` tokens after each:
+  // k x fixed + per_token x (k x context + decodes x k(k-1)/2).
+  Ticks decode_run(int64_t decodes, int64_t context, int64_t k);
+
+ private:
+  Ticks fixed(int64_t decodes);
+
+  const InferenceModel& model_;
+  Ticks per_token_ = 0;
+  std::vector<Ticks> fixed_;  // by decodes; -1: not computed yet
+};
+
+// The workload's requests as they arrive, each with its id (the order requests are issued in,
+// which picks its lengths) and its arrival time. Open loop: Poisson, drawn one ahead, or all at
+// t = 0. Closed loop: each user's first request after a think time, the next one when
+// `completed` reports the end of one. Draws come from one seeded 64-bit Mersenne Twister in a
+// fixed order, so the same workload gives the same arrivals.
+class Arrivals {
+ public:
+  explicit Arrivals(const Workload& w);
+
+  bool empty() const;
+  Ticks next_time() const;  // REQUIRES: !empty()
+  int64_t pop();            // the id of the earliest arrival (ties: the lower id)
+  // Closed loop: a request ended at `now`, so its user's next request (if any is left) arrives
+  // after a think time.
+  void completed(Ticks now);
+
+ private:
+  void draw_next_open();
+
+  const Workload& w_;
+  std::mt19937_64 gen_;
+  int64_t issued_ = 0;   // ids handed out or scheduled
+  double clock_ = 0;     // open loop: the last arrival, in seconds, as the gaps add up
+  Ticks open_next_ = 0;  // open loop: the next arrival
+  std::priority_queue<std::pair<Ticks, int64_t>, std::vector<std::pair<Ticks, int64_t>>,
+                      std::greater<>>
+      pending_;  // closed loop
+};
+
+// A distribution of per-request values (seconds) whose memory stays bounded: the values
+// themselves up to kExactValues, exact percentiles; past that, a histogram of buckets 2^-10 of
+// an octave wide, whose midpoints are within 0.05 % of any value in them.
+class Distribution {
+ public:
+  static constexpr size_t kExactValues = size_t{1} << 20;
+
+  void add(double v);
+  Percentiles summary() const;
+
+ private:
+  void to_histogram();
+
+  std::vector<double> exact_;
+  std::vector<int64_t> buckets_;  // empty while exact
+  int64_t count_ = 0;
+  double sum_ = 0;  // in the order values came
+  double max_ = 0;
+};
+
+// What the engines did, summed over the run.
+struct EngineTotals {
+  int64_t iterations = 0;
+  int64_t preemptions = 0;
+  int64_t max_batch = 0;
+  Ticks busy = 0;        // iteration time
+  Ticks batch_time = 0;  // iteration time x sequences running in it
+};
+
+// The record of finished requests, folded as they finish.
+class Outcomes {
+ public:
+  void add(Ticks arrival, Ticks first_token, Ticks finish, int64_t output);
+  // Fills the measured fields of `r`, which holds the reason and kv_sequences already.
+  ServingResult summarise(ServingResult r, const EngineTotals& totals) const;
+
+ private:
+  int64_t count_ = 0;
+  Ticks first_ = -1;
+  Ticks last_ = 0;
+  Ticks gaps_ = 0;  // finish - first token, summed over requests of 2 or more tokens
+  int64_t gap_count_ = 0;
+  double tokens_ = 0;
+  Distribution ttft_;
+  Distribution tpot_;
+  Distribution e2e_;
+};
+
+// The reason no request of `w` can be served on `model` (one context larger than an engine's
+// KV cache), or an empty text; and the result both simulators start from.
+ServingResult serving_start(const InferenceModel& model, const Workload& w);
+
+// The first simulator, iteration by iteration: the reference for simulate_serving.
+ServingResult simulate_serving_stepwise(const InferenceModel& model, const Workload& w,
+                                        const ServingSetup& s);
+
+}  // namespace gpuplan::detail
+
+#endif  // GPUPLAN_SRC_SERVING_SIM_H_
