@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 namespace gpuplan {
 namespace {
@@ -94,45 +95,87 @@ double lora_per_layer(const Model& m, const MemoryJob& job) {
   return n;
 }
 
-StageParams stage_params(const Model& m, const MemoryJob& job, int64_t first, int64_t count) {
+// What one layer of each kind holds on one GPU, and keeps for its backward pass: the same on
+// every stage, so a job computes it once for all of them.
+struct OneLayer {
+  double on_gpu = 0;
+  double matmul_on_gpu = 0;
+  double experts = 0;  // routed-expert parameters of the layer, all of them
+  double split = 1;    // the ranks they are split over
+};
+struct LayerShares {
+  OneLayer dense;          // one dense layer (or one layer of a model without experts)
+  OneLayer other;          // one layer with routed experts
+  double lora = 0;         // lora_per_layer, before the TP split
+  double activations = 0;  // layer_activation_bytes
+  double rebuilt = 0;      // full recompute: what a layer rebuilds for its backward pass
+};
+
+OneLayer one_layer(const Model& m, const MemoryJob& job, int64_t index) {
+  const double tp = static_cast<double>(job.layout.tp);
+  const LayerParameters p = layer_parameters(m, index);
+  OneLayer l;
+  // Routed experts are split over the expert group: etp ranks per expert, ep expert shares.
+  l.split = static_cast<double>(job.layout.ep * job.layout.expert_tp());
+  l.experts = static_cast<double>(p.routed_experts);
+  l.on_gpu = (static_cast<double>(p.sharded) - l.experts) / tp + l.experts / l.split +
+             static_cast<double>(p.replicated);
+  l.matmul_on_gpu =
+      std::min(l.on_gpu, (static_cast<double>(p.matmul) - l.experts) / tp + l.experts / l.split);
+  return l;
+}
+
+LayerShares layer_shares(const Model& m, const MemoryJob& job) {
+  LayerShares l;
+  // Layers come in at most two kinds (DeepSeek's leading dense layers, then MoE layers).
+  const int64_t dense_end = m.is_moe() ? std::min(m.moe.dense_layers, m.layers) : m.layers;
+  if (dense_end > 0) {
+    l.dense = one_layer(m, job, 0);
+  }
+  if (dense_end < m.layers) {
+    l.other = one_layer(m, job, dense_end);
+  }
+  l.lora = lora_per_layer(m, job);
+  l.activations = layer_activation_bytes(m, job).si();
+  if (job.recompute == Recompute::kFull) {
+    MemoryJob none = job;
+    none.recompute = Recompute::kNone;
+    l.rebuilt = layer_activation_bytes(m, none).si();
+  }
+  return l;
+}
+
+StageParams stage_params(const Model& m, const MemoryJob& job, const LayerShares& shares,
+                         int64_t first, int64_t count) {
   const double tp = static_cast<double>(job.layout.tp);
   StageParams s;
-  // Layers come in at most two kinds (DeepSeek's leading dense layers, then MoE layers).
   const int64_t dense_end = m.is_moe() ? std::min(m.moe.dense_layers, m.layers) : m.layers;
   const int64_t dense = std::max<int64_t>(0, std::min(first + count, dense_end) - first);
   const int64_t other = count - dense;
-  auto add = [&](int64_t index, int64_t n) {
+  auto add = [&](const OneLayer& layer, int64_t n) {
     if (n == 0) {
       return;
     }
-    const LayerParameters p = layer_parameters(m, index);
-    // Routed experts are split over the expert group: etp ranks per expert, ep expert shares.
-    const double split = static_cast<double>(job.layout.ep * job.layout.expert_tp());
-    const double experts = static_cast<double>(p.routed_experts);
-    const double on_gpu = (static_cast<double>(p.sharded) - experts) / tp + experts / split +
-                          static_cast<double>(p.replicated);
-    s.on_gpu += static_cast<double>(n) * on_gpu;
-    s.experts += static_cast<double>(n) * experts / split;
-    s.matmul_on_gpu +=
-        static_cast<double>(n) *
-        std::min(on_gpu, (static_cast<double>(p.matmul) - experts) / tp + experts / split);
+    s.on_gpu += static_cast<double>(n) * layer.on_gpu;
+    s.experts += static_cast<double>(n) * layer.experts / layer.split;
+    s.matmul_on_gpu += static_cast<double>(n) * layer.matmul_on_gpu;
   };
-  add(first, dense);
-  add(first + dense, other);
-  s.lora = static_cast<double>(count) * lora_per_layer(m, job) / tp;
+  add(shares.dense, dense);
+  add(shares.other, other);
+  s.lora = static_cast<double>(count) * shares.lora / tp;
   return s;
 }
 
 MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const MemoryJob& job,
-                             const MemoryParams& params, int64_t stage, int64_t first,
-                             int64_t count) {
+                             const MemoryParams& params, const LayerShares& shares, int64_t stage,
+                             int64_t first, int64_t count) {
   const Parallelism& l = job.layout;
   const double tp = static_cast<double>(l.tp);
   const double dp = static_cast<double>(l.dp);
   const bool first_stage = stage == 0;
   const bool last_stage = stage == l.pp - 1;
 
-  const StageParams sp = stage_params(m, job, first, count);
+  const StageParams sp = stage_params(m, job, shares, first, count);
   // Embedding and output head: vocab-parallel, so split over TP; kept in 16 bits.
   double outside = 0;
   if (first_stage) {
@@ -217,13 +260,11 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
     b.optimizer = Bytes(0);
   }
 
-  const Bytes per_layer = layer_activation_bytes(m, job);
-  double acts = per_layer.si() * static_cast<double>(count) * in_flight_micro_batches(job, stage);
+  double acts =
+      shares.activations * static_cast<double>(count) * in_flight_micro_batches(job, stage);
   if (job.recompute == Recompute::kFull && count > 0) {
     // Recomputing a layer rebuilds its full activations for its backward pass.
-    MemoryJob none = job;
-    none.recompute = Recompute::kNone;
-    acts += layer_activation_bytes(m, none).si();
+    acts += shares.rebuilt;
   }
   if (last_stage) {
     // fp32 logits feeding the cross-entropy, one micro-batch at a time: 4 s b V / t.
@@ -263,17 +304,77 @@ double optimizer_moment_bytes(Optimizer o) {
 
 std::vector<int64_t> stage_layers(int64_t layers, int64_t pp) {
   GPUPLAN_CHECK(pp >= 1 && pp <= layers, "stage count must be within 1..layers");
-  const int64_t full = (layers + pp - 1) / pp;
-  std::vector<int64_t> out(static_cast<size_t>(pp), full);
-  int64_t deficit = full * pp - layers;
-  // Take one layer at a time from the outermost stages inward: first, last, second, ...
-  for (int64_t k = 0; deficit > 0; ++k) {
-    const int64_t pair = k / 2;
-    const int64_t index = (k % 2 == 0) ? pair : pp - 1 - pair;
-    out[static_cast<size_t>(index)] -= 1;
-    --deficit;
+  std::vector<int64_t> out(static_cast<size_t>(pp));
+  for (int64_t s = 0; s < pp; ++s) {
+    out[static_cast<size_t>(s)] = stage_layer_count(layers, pp, s);
   }
   return out;
+}
+
+void StageBreaks::add(StageSpan s) {
+  if (size_ > 0 && spans_[size_ - 1].stage >= s.stage) {
+    return;  // in order, once
+  }
+  GPUPLAN_CHECK(size_ < spans_.size(), "more stage breaks than a pipeline has");
+  spans_[size_++] = s;
+}
+
+StageBreaks stage_breaks(const Model& m, int64_t pp) {
+  GPUPLAN_CHECK(pp >= 1 && pp <= m.layers, "stage count must be within 1..layers");
+  const int64_t full = (m.layers + pp - 1) / pp;
+  const int64_t deficit = full * pp - m.layers;
+  // stage_layer_count: the first ceil(deficit / 2) stages and the last floor(deficit / 2) have
+  // full - 1 layers, the others full.
+  const int64_t left = (deficit + 1) / 2;
+  const int64_t right = pp - deficit / 2;
+  auto first_layer = [&](int64_t s) {
+    return s * full - std::min(s, left) - std::max<int64_t>(0, s - right);
+  };
+  // The stage holding the last dense layer, and the one after it.
+  const int64_t dense_end = m.is_moe() ? std::min(m.moe.dense_layers, m.layers) : m.layers;
+  int64_t dense_stage = pp - 1;
+  if (dense_end < m.layers) {
+    int64_t lo = 0;  // the last stage whose first layer is below dense_end (stage 0 if none)
+    int64_t hi = pp - 1;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo + 1) / 2;
+      if (first_layer(mid) < dense_end) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    dense_stage = lo;
+  }
+  // The candidates, sorted by insertion; add() keeps each stage once.
+  std::array<int64_t, 7> at{};
+  size_t n = 0;
+  for (int64_t s : {int64_t{0}, int64_t{1}, left, right, pp - 1, dense_stage, dense_stage + 1}) {
+    if (s < 0 || s >= pp) {
+      continue;
+    }
+    size_t i = n++;
+    for (; i > 0 && at[i - 1] > s; --i) {
+      at[i] = at[i - 1];
+    }
+    at[i] = s;
+  }
+  StageBreaks b;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t s = at[i];
+    b.add({s, first_layer(s), full - (s < left || s >= right ? 1 : 0)});
+  }
+  return b;
+}
+
+int64_t stage_layer_count(int64_t layers, int64_t pp, int64_t stage) {
+  const int64_t full = (layers + pp - 1) / pp;
+  const int64_t deficit = full * pp - layers;
+  // One layer at a time comes off the outermost stages inward: first, last, second, ... so the
+  // stage `stage` gives one up when its place in that order is below the deficit.
+  const int64_t mirror = pp - 1 - stage;
+  const int64_t order = stage <= mirror ? 2 * stage : 2 * mirror + 1;
+  return full - (order < deficit ? 1 : 0);
 }
 
 Bytes layer_activation_bytes(const Model& m, const MemoryJob& job) {
@@ -388,21 +489,38 @@ std::vector<MemoryBreakdown> memory_per_stage(const Model& m, const MemoryJob& j
   GPUPLAN_CHECK(!layout_problem(m, job), "memory of an impossible layout");
   const std::vector<int64_t> layers = stage_layers(m.layers, job.layout.pp);
   const ParameterCount pc = count_parameters(m);
+  const LayerShares shares = layer_shares(m, job);
   std::vector<MemoryBreakdown> out;
   int64_t first = 0;
   for (size_t s = 0; s < layers.size(); ++s) {
-    out.push_back(stage_memory(m, pc, job, params, static_cast<int64_t>(s), first, layers[s]));
+    out.push_back(
+        stage_memory(m, pc, job, params, shares, static_cast<int64_t>(s), first, layers[s]));
     first += layers[s];
   }
   return out;
 }
 
 MemoryBreakdown memory_per_gpu(const Model& m, const MemoryJob& job, const MemoryParams& params) {
-  const std::vector<MemoryBreakdown> stages = memory_per_stage(m, job, params);
-  // The heaviest stage; the earliest wins a tie.
-  return *std::max_element(
-      stages.begin(), stages.end(),
-      [](const MemoryBreakdown& a, const MemoryBreakdown& b) { return a.total() < b.total(); });
+  GPUPLAN_CHECK(!layout_problem(m, job), "memory of an impossible layout");
+  return memory_per_gpu(m, job, params, stage_breaks(m, job.layout.pp), count_parameters(m));
+}
+
+MemoryBreakdown memory_per_gpu(const Model& m, const MemoryJob& job, const MemoryParams& params,
+                               const StageBreaks& breaks, const ParameterCount& pc) {
+  // Stages of one shape (stage_breaks) differ only in the micro-batches they keep in flight,
+  // which never grow from one stage to the next: the first of each shape is its heaviest.
+  const LayerShares shares = layer_shares(m, job);
+  MemoryBreakdown heaviest;
+  bool any = false;
+  for (const StageSpan& s : breaks) {
+    const MemoryBreakdown b = stage_memory(m, pc, job, params, shares, s.stage, s.first, s.count);
+    // The heaviest stage; the earliest wins a tie.
+    if (!any || b.total() > heaviest.total()) {
+      heaviest = b;
+      any = true;
+    }
+  }
+  return heaviest;
 }
 
 }  // namespace gpuplan

@@ -104,10 +104,10 @@ LayerParameters layer_parameters(const Model& model, int64_t index) {
   return p;
 }
 
-std::vector<LayerSpan> layer_spans(const Model& model) {
+LayerSpans layer_spans(const Model& model) {
   const int64_t dense =
       model.is_moe() ? std::min(model.moe.dense_layers, model.layers) : model.layers;
-  std::vector<LayerSpan> spans;
+  LayerSpans spans;
   if (dense > 0) {
     spans.push_back({0, dense});
   }

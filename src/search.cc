@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <optional>
 #include <thread>
 #include <tuple>
+
+#include "training_model.h"
 
 namespace gpuplan {
 namespace {
@@ -53,6 +57,11 @@ class TopK {
     }
   }
   std::vector<TrainEstimate>& items() { return best_; }
+  // The step time a layout must not exceed to enter: the last entry's, once there are k.
+  Seconds bound() const {
+    return best_.size() < k_ ? Seconds(std::numeric_limits<double>::infinity())
+                             : best_.back().step.total();
+  }
 
  private:
   size_t k_;
@@ -63,13 +72,13 @@ struct WorkerResult {
   std::vector<TrainEstimate> top;
   int64_t space = 0;
   int64_t evaluated = 0;
-  Why last_why = Why::kNone;
-  std::string last_reason;
+  std::optional<TrainJob> last_rejected;  // the last layout that could not run, for its reason
+  size_t last_outer = 0;                  // ... and the index of its outer sizes
 };
 
 void search_outer(const Model& m, const Cluster& c, const TrainJob& base, const MemoryParams& mp,
-                  const TrainParams& tp, const SearchOptions& o, const Outer& x, TopK& top,
-                  WorkerResult& out) {
+                  const TrainParams& tp, const SearchOptions& o, const Outer& x, size_t index,
+                  TopK& top, WorkerResult& out) {
   TrainJob job = base;
   job.memory.layout.cp = x.cp;
   const int64_t per_replica = base.global_batch / x.dp;
@@ -98,14 +107,32 @@ void search_outer(const Model& m, const Cluster& c, const TrainJob& base, const 
     per_setting += divides ? static_cast<int64_t>(vs.size()) : 0;
   }
   out.space += per_setting * static_cast<int64_t>(zeros.size() * sps.size() * recomputes.size());
-  for (int64_t zero : zeros) {
-    for (bool sp : sps) {
-      for (Recompute r : recomputes) {
-        for (size_t i = 0; i < mbs.size(); ++i) {
-          const int64_t mb = mbs[i];
-          if (per_replica % mb != 0) {
+  // What every layout of these outer sizes shares (the stages, the parameter count), and per
+  // micro-batch group the compute of a step.
+  detail::SearchShortcut shortcut;
+  for (bool sp : sps) {
+    for (Recompute r : recomputes) {
+      // Memory never shrinks with a larger micro-batch: once no layout of a ZeRO stage fits,
+      // larger micro-batches are not tried with that stage.
+      std::vector<bool> stopped(zeros.size(), false);
+      size_t running = zeros.size();
+      for (size_t i = 0; i < mbs.size() && running > 0; ++i) {
+        const int64_t mb = mbs[i];
+        if (per_replica % mb != 0) {
+          continue;
+        }
+        // The compute of a micro-batch does not depend on the ZeRO stage or the interleaving:
+        // it is timed once for all of them.
+        shortcut.work.reset();
+        for (size_t z = 0; z < zeros.size(); ++z) {
+          if (stopped[z]) {
             continue;
           }
+          // A layout fits if any interleaving does. More virtual stages only keep more
+          // activations (and pass no check one stage fails), so where one stage is tried, it
+          // alone says whether any fits, and the others may skip their memory when the bound
+          // beats them.
+          const bool one_says = vs_of[i].front() == 1;
           bool any_fits = false;
           for (int64_t v : vs_of[i]) {
             job.memory.layout = Parallelism{.tp = x.tp,
@@ -113,25 +140,38 @@ void search_outer(const Model& m, const Cluster& c, const TrainJob& base, const 
                                             .dp = x.dp,
                                             .virtual_stages = v,
                                             .sequence_parallel = sp,
-                                            .zero = zero,
+                                            .zero = zeros[z],
                                             .ep = x.ep,
                                             .cp = x.cp,
                                             .etp = x.etp};
             job.memory.recompute = r;
             job.memory.micro_batch = mb;
             ++out.evaluated;
-            TrainEstimate e = estimate_training(m, c, job, mp, tp, /*skip_over_memory=*/true);
-            if (!e.feasible) {
-              out.last_why = e.why;
-              out.last_reason = e.reason;
+            if (!interleaving_allowed(m, x.pp, v, job.software.pipeline())) {
+              out.last_rejected = job;  // the estimate's own rule, asked without an estimate
+              out.last_outer = index;
               continue;
             }
-            any_fits = true;
+            shortcut.bound = top.bound();
+            shortcut.bound_before_memory = one_says && v > 1;
+            TrainEstimate e = detail::estimate_training_with(
+                m, c, job, mp, tp, {.skip_over_memory = true, .reasons = false}, shortcut);
+            if (v == 1 || !one_says) {
+              any_fits = any_fits || e.feasible || shortcut.beaten;
+            }
+            if (shortcut.beaten) {
+              continue;  // too slow to rank
+            }
+            if (!e.feasible) {
+              out.last_rejected = job;
+              out.last_outer = index;
+              continue;
+            }
             top.offer(std::move(e));
           }
-          // Memory never shrinks with a larger micro-batch: once none fits, stop.
           if (!any_fits) {
-            break;
+            stopped[z] = true;
+            --running;
           }
         }
       }
@@ -211,7 +251,7 @@ SearchResult search_layouts(const Model& m, const Cluster& c, const TrainJob& ba
     TopK top(static_cast<size_t>(std::max<int64_t>(1, o.top)));
     // Interleaved assignment balances the cheap and the expensive outer sizes.
     for (size_t i = static_cast<size_t>(w); i < outers.size(); i += static_cast<size_t>(threads)) {
-      search_outer(m, c, base, mp, tp, o, outers[i], top, results[static_cast<size_t>(w)]);
+      search_outer(m, c, base, mp, tp, o, outers[i], i, top, results[static_cast<size_t>(w)]);
     }
     results[static_cast<size_t>(w)].top = std::move(top.items());
   };
@@ -230,12 +270,23 @@ SearchResult search_layouts(const Model& m, const Cluster& c, const TrainJob& ba
     for (TrainEstimate& e : r.top) {
       merged.offer(std::move(e));
     }
-    if (result.reason.empty()) {
-      result.why = r.last_why;
-      result.reason = r.last_reason;
-    }
   }
   result.top = std::move(merged.items());
+  // Why nothing runs: the search's last rejection in the order of the outer sizes, whichever
+  // worker made it, so that the reason is the same for any thread count; in words only now (the
+  // search asked for none while it ran).
+  const WorkerResult* last = nullptr;
+  for (const WorkerResult& r : results) {
+    if (r.last_rejected && (last == nullptr || r.last_outer > last->last_outer)) {
+      last = &r;
+    }
+  }
+  if (result.top.empty() && last != nullptr) {
+    const TrainEstimate e =
+        estimate_training(m, c, *last->last_rejected, mp, tp, {.skip_over_memory = true});
+    result.why = e.why;
+    result.reason = e.reason;
+  }
   if (outers.empty()) {
     result.why = Why::kLayout;
     result.reason = "no tensor/pipeline/data split of the GPUs suits the model and the batch";

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 
 #include "training_model.h"
 
@@ -59,36 +61,66 @@ double model_flops_per_token(const Model& m, int64_t seq) {
   return 6.0 * matmul + attention;
 }
 
-std::optional<std::string> interleaving_problem(const Model& m, int64_t pp, int64_t v,
-                                                PipelineEngine engine) {
+namespace {
+
+enum class Interleaving { kRuns, kNeedsStages, kEngineCannot, kUneven, kTooManyChunks };
+
+// The interleaving rule: each engine's, once.
+Interleaving interleaving_rule(const Model& m, int64_t pp, int64_t v, PipelineEngine engine) {
   if (v <= 1) {
-    return std::nullopt;
+    return Interleaving::kRuns;
   }
   if (pp <= 1) {
-    return fmt::format("{} virtual stages need more than one pipeline stage", v);
+    return Interleaving::kNeedsStages;
   }
   switch (engine) {
     case PipelineEngine::kDeepSpeed:
-      return std::string("DeepSpeed's pipeline engine does not interleave (virtual stages 1)");
+      return Interleaving::kEngineCannot;
     case PipelineEngine::kMegatron:
-      if (m.layers % (pp * v) != 0) {
-        return fmt::format(
-            "Megatron interleaves only when the {} layers divide into pp {} x {} virtual stages",
-            m.layers, pp, v);
-      }
-      return std::nullopt;
+      return m.layers % (pp * v) != 0 ? Interleaving::kUneven : Interleaving::kRuns;
     case PipelineEngine::kCustom:
-      if (pp * v > m.layers) {
-        return fmt::format("pp {} x {} virtual stages exceed the {} layers", pp, v, m.layers);
-      }
+      return pp * v > m.layers ? Interleaving::kTooManyChunks : Interleaving::kRuns;
+  }
+  return Interleaving::kRuns;
+}
+
+}  // namespace
+
+bool interleaving_allowed(const Model& m, int64_t pp, int64_t v, PipelineEngine engine) {
+  return interleaving_rule(m, pp, v, engine) == Interleaving::kRuns;
+}
+
+std::optional<std::string> interleaving_problem(const Model& m, int64_t pp, int64_t v,
+                                                PipelineEngine engine) {
+  switch (interleaving_rule(m, pp, v, engine)) {
+    case Interleaving::kRuns:
       return std::nullopt;
+    case Interleaving::kNeedsStages:
+      return fmt::format("{} virtual stages need more than one pipeline stage", v);
+    case Interleaving::kEngineCannot:
+      return std::string("DeepSpeed's pipeline engine does not interleave (virtual stages 1)");
+    case Interleaving::kUneven:
+      return fmt::format(
+          "Megatron interleaves only when the {} layers divide into pp {} x {} virtual stages",
+          m.layers, pp, v);
+    case Interleaving::kTooManyChunks:
+      return fmt::format("pp {} x {} virtual stages exceed the {} layers", pp, v, m.layers);
   }
   return std::nullopt;
 }
 
 TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob& job,
                                 const MemoryParams& mp, const TrainParams& p,
-                                bool skip_over_memory) {
+                                EstimateOptions options) {
+  detail::SearchShortcut none;
+  return detail::estimate_training_with(m, c, job, mp, p, options, none);
+}
+
+TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, const TrainJob& job,
+                                             const MemoryParams& mp, const TrainParams& p,
+                                             EstimateOptions options, SearchShortcut& shortcut) {
+  shortcut.beaten = false;
+  std::optional<StepWork>* work = &shortcut.work;
   TrainEstimate est;
   est.job = job;
   const MemoryJob& mj = job.memory;
@@ -97,49 +129,101 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   GPUPLAN_CHECK(gpu.efficiency.has_value() && gpu.tiles.has_value(),
                 "GPU without efficiency calibration");
   GPUPLAN_CHECK(mj.micro_batch > 0 && l.virtual_stages > 0, "unresolved micro-batch");
-  auto infeasible = [&](std::string reason, Why why = Why::kLayout) {
+  // Marks the estimate infeasible; the sentence is written only when asked for.
+  auto reject = [&](Why why, auto&& words) {
     est.feasible = false;
     est.why = why;
-    est.reason = std::move(reason);
-    return est;
+    if (options.reasons) {
+      est.reason = words();
+    }
   };
   const int64_t cp = l.cp;
   if (auto problem = gpus_problem(l, c.gpus)) {
-    return infeasible(*problem);
+    reject(Why::kLayout, [&] { return *problem; });
+    return est;
   }
   if (auto problem = layout_problem(m, mj)) {
-    return infeasible(*problem);
+    reject(Why::kLayout, [&] { return *problem; });
+    return est;
   }
-  const PipelineEngine engine =
-      job.software.framework ? job.software.framework->pipeline : PipelineEngine::kMegatron;
-  if (auto problem = interleaving_problem(m, l.pp, l.virtual_stages, engine)) {
-    return infeasible(*problem);
+  const PipelineEngine engine = job.software.pipeline();
+  if (!interleaving_allowed(m, l.pp, l.virtual_stages, engine)) {
+    reject(Why::kLayout, [&] { return *interleaving_problem(m, l.pp, l.virtual_stages, engine); });
+    return est;
   }
   if (mj.seq % cp != 0) {
-    return infeasible(
-        fmt::format("context parallel {} does not divide the sequence of {} tokens", cp, mj.seq));
+    reject(Why::kLayout, [&] {
+      return fmt::format("context parallel {} does not divide the sequence of {} tokens", cp,
+                         mj.seq);
+    });
+    return est;
   }
   if (job.global_batch % (l.dp * mj.micro_batch) != 0) {
-    return infeasible(fmt::format("global batch {} is not a multiple of dp {} x micro-batch {}",
-                                  job.global_batch, l.dp, mj.micro_batch));
+    reject(Why::kLayout, [&] {
+      return fmt::format("global batch {} is not a multiple of dp {} x micro-batch {}",
+                         job.global_batch, l.dp, mj.micro_batch);
+    });
+    return est;
   }
   const int64_t micro_batches = job.global_batch / (l.dp * mj.micro_batch);
   est.micro_batches = micro_batches;
   if (l.virtual_stages > 1 && micro_batches % l.pp != 0) {
-    return infeasible(
-        fmt::format("the interleaved schedule needs the {} micro-batches to be a multiple of pp {}",
-                    micro_batches, l.pp));
+    reject(Why::kLayout, [&] {
+      return fmt::format(
+          "the interleaved schedule needs the {} micro-batches to be a multiple of pp {}",
+          micro_batches, l.pp);
+    });
+    return est;
+  }
+
+  // A search's bound (SearchShortcut): the slowest stage by compute alone, summed as the stage
+  // loop below sums it, times the micro-batches, and the overhead is the least the step takes.
+  if (!shortcut.breaks) {
+    shortcut.breaks = stage_breaks(m, l.pp);
+  }
+  const StageBreaks& breaks = *shortcut.breaks;
+  auto beaten = [&] {
+    if (!(shortcut.bound.si() < std::numeric_limits<double>::infinity())) {
+      return false;
+    }
+    if (!work->has_value()) {
+      *work = detail::step_work(m, gpu, job, p);
+    }
+    Seconds most;
+    for (const StageSpan& s : breaks) {
+      Seconds compute;
+      size_t i = 0;
+      for (const LayerSpan& span : layer_spans(m)) {
+        compute += (*work)->spans[i++].total() *
+                   static_cast<double>(layers_in_span(span, s.first, s.count));
+      }
+      if (s.stage + 1 == l.pp) {
+        compute += (*work)->head.total();
+      }
+      most = std::max(most, compute);
+    }
+    const Seconds floor = most * static_cast<double>(micro_batches) + p.step_overhead;
+    // A margin for the rounding of sums the step time adds in another order.
+    shortcut.beaten = floor > shortcut.bound * (1.0 + 1e-9);
+    return shortcut.beaten;
+  };
+  if (shortcut.bound_before_memory && beaten()) {
+    return est;
   }
 
   // Memory, with the pipeline's real number of micro-batches in flight.
   MemoryJob memory_job = mj;
   memory_job.micro_batches = micro_batches;
   memory_job.seq = mj.seq / cp;  // each CP rank keeps the activations of its share
-  est.memory = memory_per_gpu(m, memory_job, mp);
+  if (!shortcut.parameters) {
+    shortcut.parameters = count_parameters(m);
+  }
+  est.memory = memory_per_gpu(m, memory_job, mp, breaks, *shortcut.parameters);
   est.usable = gpu.memory_usable;
   est.fits_memory = est.memory.total() <= gpu.memory_usable;
-  if (!est.fits_memory && skip_over_memory) {
-    return infeasible("does not fit in memory", Why::kMemory);
+  if (!est.fits_memory && options.skip_over_memory) {
+    reject(Why::kMemory, [] { return std::string("does not fit in memory"); });
+    return est;
   }
   if (!est.fits_memory) {
     est.memory_note =
@@ -151,7 +235,6 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   const bool framework = sw.framework != nullptr;
   const double kappa = p.overlap_slowdown;
   const Network net = cluster_network(c, p);
-  const std::vector<int64_t> layers = stage_layers(m.layers, l.pp);
   const double rows = static_cast<double>(mj.micro_batch * mj.seq / cp);
   const double t = static_cast<double>(l.tp);
   const double h = static_cast<double>(m.hidden);
@@ -210,11 +293,18 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
     detail::LayerWork work;
     Seconds tp, cp, zero3;
   };
-  std::vector<SpanCost> costs;
+  std::array<SpanCost, 2> costs;  // the first `spans` are set
+  size_t spans = 0;
+  if (!work->has_value()) {
+    *work = detail::step_work(m, gpu, job, p);
+  }
+  if (!shortcut.bound_before_memory && beaten()) {
+    return est;
+  }
   for (const LayerSpan& span : layer_spans(m)) {
     SpanCost sc;
     sc.span = span;
-    sc.work = detail::layer_work(m, span.first, gpu, job, p);
+    sc.work = (*work)->spans[spans];
     const detail::LayerWork& w = sc.work;
     const Seconds tp_comm = tp_collective * tp_passes;
     sc.tp = tp_overlap ? overlapped(tp_comm, w.gemm_forward + w.gemm_backward, kappa) : tp_comm;
@@ -243,16 +333,18 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
         sc.zero3 = gather * 2.0 + scatter;
       }
     }
-    costs.push_back(sc);
+    costs[spans++] = sc;
   }
-  const detail::LayerWork head = detail::head_work(m, gpu, job, p);
+  const detail::LayerWork& head = (*work)->head;
 
+  // Stages of one shape (stage_breaks) cost the same: the slowest sets the pace, and the first
+  // of the slowest shape is reported.
   StageCost slowest;
-  int64_t first = 0;
-  for (size_t s = 0; s < layers.size(); ++s) {
+  for (const StageSpan& s : breaks) {
     StageCost st;
-    for (const SpanCost& sc : costs) {
-      const double n = static_cast<double>(layers_in_span(sc.span, first, layers[s]));
+    for (size_t i = 0; i < spans; ++i) {
+      const SpanCost& sc = costs[i];
+      const double n = static_cast<double>(layers_in_span(sc.span, s.first, s.count));
       st.compute += sc.work.total() * n;
       st.recompute += sc.work.recompute * n;
       st.forward += sc.work.forward() * n;
@@ -261,7 +353,7 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
       st.cp += sc.cp * n;
       st.zero3 += sc.zero3 * n;
     }
-    if (s + 1 == layers.size()) {
+    if (s.stage + 1 == l.pp) {
       st.compute += head.total();
       st.forward += head.forward();
       st.backward += head.backward();
@@ -269,7 +361,6 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
     if (st.total() > slowest.total()) {
       slowest = st;
     }
-    first += layers[s];
   }
   const double m_count = static_cast<double>(micro_batches);
   const Seconds per_mb = slowest.total();
@@ -365,8 +456,7 @@ TrainEstimate estimate_training(const Model& m, const Cluster& c, const TrainJob
   const double tokens_step = static_cast<double>(job.global_batch * mj.seq);
   est.tokens_per_s = tokens_step / total.si();
   // LoRA trains no base weight: its backward computes input gradients only, 2/3 of the work.
-  const double model_flops =
-      model_flops_per_token(m, mj.seq) * tokens_step * (adapters ? 2.0 / 3.0 : 1.0);
+  const double model_flops = (*work)->flops_per_token * tokens_step * (adapters ? 2.0 / 3.0 : 1.0);
   const double gpus = static_cast<double>(c.gpus);
   est.model_flops_per_gpu = Flops(model_flops / gpus) / total;
   const double recompute_share = (step.compute.si() > 0) ? step.recompute / step.compute : 0.0;
@@ -406,15 +496,14 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
       }
     }
   }
-  const PipelineEngine engine =
-      job.software.framework ? job.software.framework->pipeline : PipelineEngine::kMegatron;
+  const PipelineEngine engine = job.software.pipeline();
   std::vector<int64_t> virtual_stages;
   if (l.virtual_stages > 0) {
     virtual_stages.push_back(l.virtual_stages);
   } else {
     virtual_stages.push_back(1);
     for (int64_t v = 2; l.pp > 1 && l.pp * v <= m.layers; ++v) {
-      if (!interleaving_problem(m, l.pp, v, engine)) {
+      if (interleaving_allowed(m, l.pp, v, engine)) {
         virtual_stages.push_back(v);
       }
     }

@@ -16,26 +16,26 @@ constexpr double kFusedBackwardWork = 2.5;
 
 // The GEMMs of one linear layer, rows x in -> rows x out: forward, input gradient and (for
 // trained weights) weight gradient.
-// Inside a training step a GEMM runs at in_situ of its microbenchmark time (gemm.h).
-Seconds step_gemm(const Gpu& gpu, Precision precision, const GemmShape& shape,
-                  const TrainParams& p) {
-  return gemm_time(gpu, precision, shape) / p.in_situ_for(gpu.architecture);
+// Inside a training step a GEMM runs at `in_situ` (TrainParams::in_situ_for the GPU's
+// architecture) of its microbenchmark rate (gemm.h).
+Seconds step_gemm(const Gpu& gpu, Precision precision, const GemmShape& shape, double in_situ) {
+  return gemm_time(gpu, precision, shape) / in_situ;
 }
 
 struct Linear {
   const Gpu& gpu;
   Precision precision;
-  const TrainParams& params;
+  double in_situ;
   LayerWork& work;
 
   void add(int64_t rows, int64_t out, int64_t in, bool trained, int64_t batch = 1) {
     if (rows <= 0 || out <= 0 || in <= 0) {
       return;
     }
-    work.gemm_forward += step_gemm(gpu, precision, {rows, out, in, batch}, params);
-    work.gemm_backward += step_gemm(gpu, precision, {rows, in, out, batch}, params);
+    work.gemm_forward += step_gemm(gpu, precision, {rows, out, in, batch}, in_situ);
+    work.gemm_backward += step_gemm(gpu, precision, {rows, in, out, batch}, in_situ);
     if (trained) {
-      work.gemm_backward += step_gemm(gpu, precision, {in, out, rows, batch}, params);
+      work.gemm_backward += step_gemm(gpu, precision, {in, out, rows, batch}, in_situ);
     }
   }
 };
@@ -77,8 +77,7 @@ double elementwise_kernels(const Model& m) {
 // The attention core of one layer: fused kernels (never store the scores, skip the masked half of
 // a causal mask), or the eager path of 2021-22 frameworks: batched GEMMs over the full s x s
 // scores and a fused scale-mask-softmax (and dropout) through HBM.
-void attention(const Model& m, const Gpu& gpu, const TrainJob& job, const TrainParams& p,
-               LayerWork& w) {
+void attention(const Model& m, const Gpu& gpu, const TrainJob& job, double in_situ, LayerWork& w) {
   const MemoryJob& mj = job.memory;
   const int64_t t = mj.layout.tp;
   const int64_t heads = m.heads / t;
@@ -91,15 +90,15 @@ void attention(const Model& m, const Gpu& gpu, const TrainJob& job, const TrainP
     // s / 2 keys on average (load-balanced context parallelism keeps that per rank).
     const double flops =
         4.0 * static_cast<double>(heads * d) * tokens * static_cast<double>(mj.seq) / 2.0;
-    const double fwd_rate = gemm_rate(gpu, Precision::kBf16)->peak.si() *
-                            attention_share(gpu, job) * p.in_situ_for(gpu.architecture);
+    const double fwd_rate =
+        gemm_rate(gpu, Precision::kBf16)->peak.si() * attention_share(gpu, job) * in_situ;
     w.attention_forward = Seconds(flops / fwd_rate);
     w.attention_backward = Seconds(kFusedBackwardWork * flops / (fwd_rate * kFusedBackwardRate));
   } else {
     const int64_t batch = mj.micro_batch * heads;
     const Precision sixteen = Precision::kBf16;
     auto bmm = [&](int64_t rows, int64_t cols, int64_t inner) {
-      return step_gemm(gpu, sixteen, {rows, cols, inner, batch}, p);
+      return step_gemm(gpu, sixteen, {rows, cols, inner, batch}, in_situ);
     };
     // Forward: scores Q K^T (queries x keys over d), then P V (queries x d over keys).
     w.attention_forward = bmm(queries, mj.seq, d) + bmm(queries, d, mj.seq);
@@ -137,7 +136,8 @@ LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJ
   const bool adapters = trains_adapters(mj.task);
   const bool trained = !adapters;
   LayerWork w;
-  Linear linear{gpu, fp8 ? Precision::kFp8 : mj.precision, p, w};
+  const double in_situ = p.in_situ_for(gpu.architecture);
+  Linear linear{gpu, fp8 ? Precision::kFp8 : mj.precision, in_situ, w};
   const LayerParameters lp = layer_parameters(m, layer);
   const bool moe_layer = m.is_moe() && layer >= m.moe.dense_layers;
   const int64_t h = m.hidden;
@@ -179,7 +179,7 @@ LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJ
     linear.add(rows, q + 2 * kv, h, trained);
     linear.add(rows, h, q, trained);
   }
-  attention(m, gpu, job, p, w);
+  attention(m, gpu, job, in_situ, w);
   // Memory-bound work, kernel by kernel; its backward reads saved inputs and gradients and
   // writes gradients, twice the traffic and twice the kernels.
   double traffic =
@@ -209,12 +209,24 @@ LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJ
   return w;
 }
 
+StepWork step_work(const Model& m, const Gpu& gpu, const TrainJob& job, const TrainParams& p) {
+  StepWork w;
+  size_t i = 0;
+  for (const LayerSpan& span : layer_spans(m)) {
+    w.spans[i++] = layer_work(m, span.first, gpu, job, p);
+  }
+  w.head = head_work(m, gpu, job, p);
+  w.flops_per_token = model_flops_per_token(m, job.memory.seq);
+  return w;
+}
+
 LayerWork head_work(const Model& m, const Gpu& gpu, const TrainJob& job, const TrainParams& p) {
   const MemoryJob& mj = job.memory;
   const int64_t rows = mj.micro_batch * mj.seq / mj.layout.cp;
   LayerWork w;
   // The head stays in 16 bits (TransformerEngine keeps it out of fp8).
-  Linear linear{gpu, mj.precision == Precision::kFp8 ? Precision::kBf16 : mj.precision, p, w};
+  Linear linear{gpu, mj.precision == Precision::kFp8 ? Precision::kBf16 : mj.precision,
+                p.in_situ_for(gpu.architecture), w};
   const bool adapters = trains_adapters(mj.task);
   const int64_t vocab = (m.vocab + mj.layout.tp - 1) / mj.layout.tp;
   linear.add(rows, vocab, m.hidden, !adapters);

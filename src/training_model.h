@@ -3,6 +3,10 @@
 #ifndef GPUPLAN_SRC_TRAINING_MODEL_H_
 #define GPUPLAN_SRC_TRAINING_MODEL_H_
 
+#include <array>
+#include <limits>
+#include <optional>
+
 #include "gpuplan/training.h"
 
 namespace gpuplan::detail {
@@ -29,6 +33,40 @@ LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJ
 
 // The output head on the last stage: logits GEMM and its gradients, and the fp32 cross-entropy.
 LayerWork head_work(const Model& m, const Gpu& gpu, const TrainJob& job, const TrainParams& p);
+
+// The compute of one micro-batch that a layout's tp, cp, ep, sequence parallelism, recompute and
+// micro-batch decide, and not its pp, dp, ZeRO stage or interleaving: a search times it once for
+// all of those.
+struct StepWork {
+  std::array<LayerWork, 2> spans{};  // one layer of each of layer_spans(m), in order
+  LayerWork head;
+  double flops_per_token = 0;  // model_flops_per_token at the job's sequence length
+};
+StepWork step_work(const Model& m, const Gpu& gpu, const TrainJob& job, const TrainParams& p);
+
+// What a search shares between the estimates of a group of layouts, and its bound.
+struct SearchShortcut {
+  // The step's work: taken from here when held, stored here when computed. REQUIRES: a held
+  // work is step_work of a job that differs from the estimated one at most in pp, dp, ZeRO
+  // stage and virtual stages.
+  std::optional<StepWork> work;
+  // Likewise the pipeline's stage_breaks (REQUIRES: for the estimated job's pp) and the model's
+  // parameter count.
+  std::optional<StageBreaks> breaks;
+  std::optional<ParameterCount> parameters;
+  // A layout that fits but whose step cannot take less than this (its slowest stage's compute
+  // alone, times the micro-batches, plus the step overhead) is left untimed and marked `beaten`:
+  // it cannot enter a ranking whose last entry takes this long.
+  Seconds bound = Seconds(std::numeric_limits<double>::infinity());
+  // Check the bound before sizing the memory (a beaten layout's fit is then unknown), not after.
+  bool bound_before_memory = false;
+  bool beaten = false;  // set by the last estimate
+};
+
+// estimate_training for a search: see SearchShortcut.
+TrainEstimate estimate_training_with(const Model& m, const Cluster& c, const TrainJob& job,
+                                     const MemoryParams& mp, const TrainParams& p,
+                                     EstimateOptions options, SearchShortcut& shortcut);
 
 // The fused attention kernels' forward rate as a share of the 16-bit peak: FlashAttention-2 class,
 // or on Hopper the kernels written for it when the job's software has them.

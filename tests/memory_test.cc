@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "gpuplan/catalog.h"
 #include "gpuplan/model_loader.h"
 #include "shipped_catalog.h"
@@ -206,6 +208,74 @@ TEST(StageLayers, TakesUnevenLayersFromTheOuterStages) {
     EXPECT_EQ(s[i], 8) << i;
   }
   EXPECT_EQ(stage_layers(10, 4), (std::vector<int64_t>{2, 3, 3, 2}));
+}
+
+TEST(StageLayers, TheBreaksFindEveryShapeOfStage) {
+  // Every stage that is not a break has the layers (count, dense ones) and the ends (embedding,
+  // head) of the stage before it, for every catalog model (DeepSeek V3 keeps its first 3 layers
+  // dense) and every stage count; the breaks' first layers are the running sums of the counts.
+  for (const Model& m : shipped_catalog().models()) {
+    const int64_t dense_end = m.is_moe() ? std::min(m.moe.dense_layers, m.layers) : m.layers;
+    for (int64_t pp = 1; pp <= m.layers; ++pp) {
+      const std::vector<int64_t> counts = stage_layers(m.layers, pp);
+      std::vector<bool> is_break(static_cast<size_t>(pp), false);
+      for (const StageSpan& b : stage_breaks(m, pp)) {
+        is_break[static_cast<size_t>(b.stage)] = true;
+        int64_t first = 0;
+        for (int64_t s = 0; s < b.stage; ++s) {
+          first += counts[static_cast<size_t>(s)];
+        }
+        EXPECT_EQ(b.first, first) << m.id << " pp " << pp << " stage " << b.stage;
+        EXPECT_EQ(b.count, counts[static_cast<size_t>(b.stage)]);
+      }
+      ASSERT_TRUE(is_break[0]) << m.id << " pp " << pp;
+      int64_t first = 0;
+      for (int64_t s = 0; s < pp; ++s) {
+        const int64_t count = counts[static_cast<size_t>(s)];
+        EXPECT_EQ(stage_layer_count(m.layers, pp, s), count);
+        if (s > 0 && !is_break[static_cast<size_t>(s)]) {
+          const int64_t before = counts[static_cast<size_t>(s - 1)];
+          const int64_t dense = std::clamp<int64_t>(dense_end - first, 0, count);
+          const int64_t dense_before = std::clamp<int64_t>(dense_end - (first - before), 0, before);
+          EXPECT_EQ(count, before) << m.id << " pp " << pp << " stage " << s;
+          EXPECT_EQ(dense, dense_before) << m.id << " pp " << pp << " stage " << s;
+          EXPECT_NE(s, pp - 1) << m.id << " pp " << pp;
+        }
+        first += count;
+      }
+    }
+  }
+}
+
+TEST(StageLayers, TheHeaviestGpuIsTheHeaviestOfAllStages) {
+  // memory_per_gpu sizes only the first stage of each shape; it must still be the heaviest of
+  // memory_per_stage (the earliest of equals), with micro-batches in flight limited or not.
+  const Catalog& c = shipped_catalog();
+  int checked = 0;
+  for (const char* id : {"llama-3.1-405b", "deepseek-v3", "gpt3-175b", "mixtral-8x7b"}) {
+    const Model m = *c.model(id);
+    for (int64_t pp : {1, 2, 3, 5, 7, 16, 31}) {
+      for (int64_t micro_batches : {0, 2, 64}) {
+        MemoryJob job = megatron_job(1, pp, 1, Recompute::kSelective, false);
+        job.micro_batches = micro_batches;
+        job.layout.ep = m.is_moe() ? m.moe.experts : 1;
+        job.layout.dp = job.layout.ep;
+        if (layout_problem(m, job)) {
+          continue;
+        }
+        const std::vector<MemoryBreakdown> all = memory_per_stage(m, job, c.memory_params());
+        const MemoryBreakdown heaviest = *std::max_element(
+            all.begin(), all.end(), [](const MemoryBreakdown& a, const MemoryBreakdown& b) {
+              return a.total() < b.total();
+            });
+        const MemoryBreakdown gpu = memory_per_gpu(m, job, c.memory_params());
+        EXPECT_EQ(gpu.stage, heaviest.stage) << id << " pp " << pp;
+        EXPECT_EQ(gpu.total().si(), heaviest.total().si()) << id << " pp " << pp;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 4 * 7 * 3);  // every layout above is valid
 }
 
 TEST(LayoutProblem, NamesTheReason) {

@@ -97,6 +97,59 @@ TEST_F(SearchTest, FixedKnobsStayFixed) {
   }
 }
 
+TEST_F(SearchTest, TheBoundCutsNoLayoutThatRanks) {
+  // Once the ranking holds `top` layouts, the search leaves untimed every layout whose compute
+  // alone is slower than the last of them. A ranking of every feasible layout (a top larger
+  // than the space: the bound never applies) must begin with exactly the top 5 and the top 1
+  // that the bounded searches return, for any thread count.
+  cluster_.gpus = 16;
+  base_.global_batch = 64;
+  SearchOptions all;
+  all.top = 1'000'000;
+  all.threads = 1;
+  const SearchResult every = search("llama-3.1-8b", all);
+  ASSERT_GT(every.top.size(), 100U);
+  for (int64_t top : {1, 5}) {
+    for (int threads : {1, 3}) {
+      SearchOptions o;
+      o.top = top;
+      o.threads = threads;
+      const SearchResult r = search("llama-3.1-8b", o);
+      EXPECT_EQ(r.evaluated, every.evaluated);
+      ASSERT_EQ(r.top.size(), static_cast<size_t>(top));
+      for (size_t i = 0; i < r.top.size(); ++i) {
+        EXPECT_EQ(r.top[i].step.total().si(), every.top[i].step.total().si()) << top << " " << i;
+        EXPECT_FALSE(better_layout(r.top[i], every.top[i]) ||
+                     better_layout(every.top[i], r.top[i]));
+      }
+    }
+  }
+}
+
+TEST_F(SearchTest, SaysWhyNothingFitsTheSameForAnyThreadCount) {
+  // 405B on 8 H100 in 2 nodes of 4 with DeepSpeed's engine: no layout holds it, and layouts
+  // fail for memory or for interleaving (which the engine cannot do). The reason is the last
+  // rejection in the order of the outer sizes, whichever worker met it.
+  cluster_.gpus = 8;
+  cluster_.gpus_per_node = 4;
+  base_.global_batch = 8;
+  apply_software(base_, *catalog_->software("deepspeed@2021"));
+  SearchOptions o;
+  o.tp = 1;
+  o.cp = 1;
+  o.threads = 1;
+  const SearchResult one = search("llama-3.1-405b", o);
+  ASSERT_TRUE(one.top.empty());
+  // The last outer sizes, pp 8, end on 8 micro-batches of one sequence at 15 virtual stages.
+  EXPECT_EQ(one.reason, "DeepSpeed's pipeline engine does not interleave (virtual stages 1)");
+  for (int threads : {2, 3, 7}) {
+    o.threads = threads;
+    const SearchResult many = search("llama-3.1-405b", o);
+    EXPECT_EQ(many.reason, one.reason) << threads;
+    EXPECT_EQ(many.why, one.why) << threads;
+  }
+}
+
 TEST_F(SearchTest, SaysWhyNothingFits) {
   // 405B on 8 GPUs: 18 bytes per parameter is 7.3 TB, far beyond 8 x 80 GB.
   cluster_.gpus = 8;

@@ -77,6 +77,10 @@ struct Software {
   bool overlap_param_gather() const { return since(framework->overlap_param_gather_since); }
   bool tp_comm_overlap() const { return since(framework->tp_comm_overlap_since); }
   bool zero3_prefetch() const { return since(framework->zero3_prefetch_since); }
+  // The pipeline engine; without a framework, Megatron's.
+  PipelineEngine pipeline() const {
+    return framework != nullptr ? framework->pipeline : PipelineEngine::kMegatron;
+  }
 };
 
 // The year a run is planned for when none is given: every default a framework has is on.

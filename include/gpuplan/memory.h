@@ -10,6 +10,8 @@
 #ifndef GPUPLAN_MEMORY_H_
 #define GPUPLAN_MEMORY_H_
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -139,6 +141,34 @@ std::optional<std::string> gpus_problem(const Parallelism& layout, int64_t gpus)
 // head), as Llama 3 405B's 126 layers on 16 stages do (Dubey et al. 2024, sec. 3.3.2).
 std::vector<int64_t> stage_layers(int64_t layers, int64_t pp);
 
+// The same count for one stage, without building the list. REQUIRES: 0 <= stage < pp <= layers.
+int64_t stage_layer_count(int64_t layers, int64_t pp, int64_t stage);
+
+// One pipeline stage: its index, and its layers [first, first + count).
+struct StageSpan {
+  int64_t stage = 0;
+  int64_t first = 0;
+  int64_t count = 0;
+};
+
+// The stages where a pipeline's stages may change shape, in order: the first, the second, the
+// last, where the layer count changes, and around the last dense layer of a model whose first
+// layers are dense. Every other stage has as many layers, as many of them dense, and holds the
+// embedding or the head exactly as the stage before it; so the first stage of each shape is one
+// of these (at most 8), and a model sizes or times a pipeline by them alone.
+class StageBreaks {
+ public:
+  const StageSpan* begin() const { return spans_.data(); }
+  const StageSpan* end() const { return spans_.data() + size_; }
+  void add(StageSpan s);
+
+ private:
+  std::array<StageSpan, 8> spans_;  // the first size_ are set
+  size_t size_ = 0;
+};
+// REQUIRES: 1 <= pp <= model.layers.
+StageBreaks stage_breaks(const Model& model, int64_t pp);
+
 // Activation bytes one transformer layer keeps for the backward pass, per micro-batch, on one
 // GPU (Korthikanti et al. 2022, sec. 4, generalised to GQA and gated MLPs).
 Bytes layer_activation_bytes(const Model& model, const MemoryJob& job);
@@ -146,6 +176,10 @@ Bytes layer_activation_bytes(const Model& model, const MemoryJob& job);
 // The heaviest GPU of the layout. REQUIRES: !layout_problem(model, job).
 MemoryBreakdown memory_per_gpu(const Model& model, const MemoryJob& job,
                                const MemoryParams& params);
+// The same, with the layout's stage_breaks(model, job.layout.pp) and the model's
+// count_parameters already at hand.
+MemoryBreakdown memory_per_gpu(const Model& model, const MemoryJob& job, const MemoryParams& params,
+                               const StageBreaks& breaks, const ParameterCount& parameters);
 
 // Every pipeline stage, first to last. REQUIRES: !layout_problem(model, job).
 std::vector<MemoryBreakdown> memory_per_stage(const Model& model, const MemoryJob& job,

@@ -10,6 +10,7 @@
 #ifndef GPUPLAN_MODEL_H_
 #define GPUPLAN_MODEL_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -102,7 +103,20 @@ struct LayerSpan {
   int64_t first = 0;
   int64_t count = 0;
 };
-std::vector<LayerSpan> layer_spans(const Model& model);
+
+// A model's spans, first to last: one or two, held without allocating.
+class LayerSpans {
+ public:
+  void push_back(LayerSpan s) { spans_[size_++] = s; }
+  const LayerSpan* begin() const { return spans_.data(); }
+  const LayerSpan* end() const { return spans_.data() + size_; }
+  size_t size() const { return size_; }
+
+ private:
+  std::array<LayerSpan, 2> spans_{};
+  size_t size_ = 0;
+};
+LayerSpans layer_spans(const Model& model);
 
 // How many layers of `span` fall in [first, first + count).
 int64_t layers_in_span(const LayerSpan& span, int64_t first, int64_t count);

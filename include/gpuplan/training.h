@@ -90,13 +90,24 @@ struct TrainEstimate {
 // interleave, a custom engine balances uneven chunks (at least one layer each).
 std::optional<std::string> interleaving_problem(const Model& model, int64_t pp, int64_t v,
                                                 PipelineEngine engine);
+// The same rule without the words: whether the interleaving can run.
+bool interleaving_allowed(const Model& model, int64_t pp, int64_t v, PipelineEngine engine);
+
+// What an estimate does with a layout that cannot run as asked.
+struct EstimateOptions {
+  // A layout that does not fit in memory is returned infeasible at once, untimed; otherwise it
+  // is timed and `memory_note` says it does not fit.
+  bool skip_over_memory = false;
+  // false: an infeasible estimate says its kind (`why`) but leaves `reason` empty, so that a
+  // search over many layouts formats no sentence it will not show.
+  bool reasons = true;
+};
 
 // One layout. REQUIRES: c.gpu has an efficiency calibration and a tile model;
-// job.memory.micro_batch > 0 and job.memory.layout.virtual_stages > 0. With `skip_over_memory`, a
-// layout that does not fit is returned infeasible at once, untimed (what a search wants).
+// job.memory.micro_batch > 0 and job.memory.layout.virtual_stages > 0.
 TrainEstimate estimate_training(const Model& model, const Cluster& c, const TrainJob& job,
                                 const MemoryParams& mp, const TrainParams& tp,
-                                bool skip_over_memory = false);
+                                EstimateOptions options = {});
 
 // How best_training treats the memory model's verdict when it picks a micro-batch size or a
 // number of virtual stages.
