@@ -1,7 +1,6 @@
 #include "gpuplan/search.h"
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 #include <optional>
 #include <thread>
@@ -192,7 +191,6 @@ bool better_layout(const TrainEstimate& a, const TrainEstimate& b) {
 
 SearchResult search_layouts(const Model& m, const Cluster& c, const TrainJob& base,
                             const MemoryParams& mp, const TrainParams& tp, const SearchOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
   SearchResult result;
   const int64_t n = c.gpus;
   const int64_t max_tp = o.tp_across_nodes
@@ -297,7 +295,6 @@ SearchResult search_layouts(const Model& m, const Cluster& c, const TrainJob& ba
   if (!result.top.empty()) {
     result.why = Why::kNone;
   }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -33,7 +33,6 @@ struct SearchResult {
   std::vector<TrainEstimate> top;  // best first
   int64_t space = 0;               // layouts enumerated (before memory pruning of larger mbs)
   int64_t evaluated = 0;           // layouts whose memory or time was computed
-  double seconds = 0;              // wall time of the search
   Why why = Why::kNone;            // when nothing is feasible: the kind of reason
   std::string reason;              // and why, for people
 };

@@ -133,8 +133,6 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
         .begin_object()
         .field("space", r.space)
         .field("layouts_evaluated", r.evaluated)
-        .field("search_seconds", r.seconds)
-        .field("threads", o.threads)
         .end_object();
     if (ceiling) {
       w.key("published_mfu_ceiling")
@@ -161,12 +159,10 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
   }
   emit("{} {}\n", tr(lang, "model  ", "modelo "), model_line(model, base, lang));
   emit("cluster {} x {}\n", cluster.gpus, cluster.gpu->id);
-  emit("{}", say(lang, "search  {} layouts in the space, {} evaluated in {} s on {} thread(s)\n",
-                 "busca   {} layouts no espaço, {} avaliados em {} s com {} thread(s)\n",
+  emit("{}", say(lang, "search  {} layouts in the space, {} evaluated\n",
+                 "busca   {} layouts no espaço, {} avaliados\n",
                  number(static_cast<double>(r.space), 0, lang),
-                 number(static_cast<double>(r.evaluated), 0, lang),
-                 lang == Lang::kEn ? fmt::format("{:.3f}", r.seconds) : number(r.seconds, 3, lang),
-                 o.threads));
+                 number(static_cast<double>(r.evaluated), 0, lang)));
   if (r.top.empty()) {
     emit("{}", say(lang, "verdict: no layout can run: {}\n", "veredito: nenhum layout roda: {}\n",
                    r.reason));
