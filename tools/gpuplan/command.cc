@@ -38,6 +38,9 @@ Result<Catalog> load_catalog_with_profile(const std::string& data, const std::st
 
 int report_error(const std::string& command, const Error& e, int status) {
   emit_error("gpuplan {}: error: {}\n", command, e.message());
+  if (Capture* c = thread_capture()) {
+    c->error = e;
+  }
   return status;
 }
 

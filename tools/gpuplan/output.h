@@ -8,14 +8,18 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
+
+#include "gpuplan/result.h"
 
 namespace gpuplan::cli {
 
 struct Capture {
   std::string out;
   std::string err;
+  std::optional<Error> error;  // the error report_error() wrote to `err`, in parts
 };
 
 // The calling thread's capture, or null for the real streams.

@@ -10,6 +10,7 @@
 #include "flags.h"
 #include "gpuplan/advisor.h"
 #include "html.h"
+#include "quantity_flags.h"
 #include "report.h"
 #include "train_report.h"
 
@@ -387,13 +388,13 @@ int run_plan(const std::vector<std::string>& args) {
   if (global_batch > 0)
     job.global_batch = global_batch;
   if (!deadline.empty()) {
-    Result<double> d = parse_quantity(deadline, Dimension::kSeconds);
+    Result<double> d = parse_quantity(deadline, quantity_flag("plan", "deadline"));
     if (!d)
       return usage("--deadline", d.error().what, d.error().hint);
     job.deadline = Seconds(*d);
   }
   if (!latency.empty()) {
-    Result<double> d = parse_quantity(latency, Dimension::kSeconds);
+    Result<double> d = parse_quantity(latency, quantity_flag("plan", "latency-target"));
     if (!d)
       return usage("--latency-target", d.error().what, d.error().hint);
     job.latency_target = Seconds(*d);
@@ -425,7 +426,7 @@ int run_plan(const std::vector<std::string>& args) {
   if (usd_rate > 0)
     job.usd_rate = usd_rate;
   if (!egress.empty()) {
-    Result<double> b = parse_quantity(egress, Dimension::kBytes);
+    Result<double> b = parse_quantity(egress, quantity_flag("plan", "egress"));
     if (!b)
       return usage("--egress", b.error().what, b.error().hint);
     job.egress = Bytes(*b);

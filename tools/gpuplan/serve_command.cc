@@ -11,6 +11,7 @@
 #include "flags.h"
 #include "gpuplan/machines.h"
 #include "html.h"
+#include "quantity_flags.h"
 #include "report.h"
 #include "serve_report.h"
 
@@ -152,7 +153,7 @@ Result<std::optional<Seconds>> duration_flag(const char* flag, const std::string
   if (text.empty()) {
     return std::optional<Seconds>();
   }
-  Result<double> d = parse_quantity(text, Dimension::kSeconds);
+  Result<double> d = parse_quantity(text, quantity_flag("serve", std::string_view(flag).substr(2)));
   if (!d) {
     return fail(flag, d.error().what, d.error().hint);
   }

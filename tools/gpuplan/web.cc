@@ -2,14 +2,12 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <exception>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -18,6 +16,7 @@
 
 #include "command.h"
 #include "gpuplan/fields.h"
+#include "request.h"
 
 namespace gpuplan::cli {
 namespace {
@@ -32,19 +31,8 @@ constexpr int64_t kMostRequests = 20'000;  // serve --requests
 constexpr int64_t kMostUsers = 5'000;      // serve --users (the simulated load)
 constexpr int64_t kMostCounts = 16;        // scale --gpus entries
 
-struct ApiCommand {
-  std::string_view name;
-  CommandFn run;
-  bool model_positional;  // the model is the first argument (plan takes --model)
-};
-
-constexpr std::array<ApiCommand, 5> kApi = {{
-    {"fit", run_fit, true},
-    {"train", run_train, true},
-    {"scale", run_scale, true},
-    {"serve", run_serve, true},
-    {"plan", run_plan, false},
-}};
+// The commands the API answers, in its order.
+constexpr std::array<std::string_view, 5> kApi = {"fit", "train", "scale", "serve", "plan"};
 
 // Keys that would read or write the server's files, or change how it runs and what it answers
 // (JSON, always).
@@ -57,15 +45,6 @@ std::string error_body(const std::string& message) {
 
 WebReply bad_request(const std::string& message) {
   return {400, error_body(message)};
-}
-
-// A number as the CLI would read it: integers without a fraction, others exactly.
-std::string number_text(const json& v) {
-  if (v.is_number_integer()) {
-    return v.is_number_unsigned() ? fmt::format("{}", v.get<uint64_t>())
-                                  : fmt::format("{}", v.get<int64_t>());
-  }
-  return fmt::format("{}", v.get<double>());
 }
 
 // A value as the number the command will read: a JSON number, or a string that is one whole.
@@ -85,191 +64,47 @@ std::optional<double> as_number(const json& v) {
 
 // What one request may not ask the server to do, whichever JSON type carries it: simulate more
 // requests or users than kMost*, or scale over more counts than kMostCounts.
-Result<bool> check_web_limits(const ApiCommand& c, const std::string& key, const std::string& flag,
-                              const json& v) {
-  if (c.name == "scale" && flag == "gpus" && v.is_string()) {
-    const std::string& text = v.get_ref<const std::string&>();
-    if (std::count(text.begin(), text.end(), ',') + 1 > kMostCounts) {
+Result<bool> check_web_limits(const RequestCommand& c, const std::string& key,
+                              const std::string& flag, const json& value) {
+  if (c.name == "scale" && flag == "gpus") {
+    const size_t counts =
+        value.is_array() ? value.size()
+        : value.is_string()
+            ? static_cast<size_t>(std::count(value.get_ref<const std::string&>().begin(),
+                                             value.get_ref<const std::string&>().end(), ',') +
+                                  1)
+            : 1;
+    if (counts > static_cast<size_t>(kMostCounts)) {
       return fail(key, fmt::format("at most {} GPU counts per request", kMostCounts),
                   "run gpuplan scale locally for more");
     }
   }
-  const std::optional<double> n = as_number(v);
-  if (c.name == "serve" && flag == "requests" && n && *n > kMostRequests) {
-    return fail(key, fmt::format("at most {} simulated requests over the web", kMostRequests),
-                "run gpuplan serve locally for more");
-  }
-  if (c.name == "serve" && flag == "users" && n && *n > kMostUsers) {
-    return fail(key, fmt::format("at most {} simulated users over the web", kMostUsers),
-                "simulate fewer users per instance and size the fleet with target_users");
+  for (const json& v : value.is_array() ? value : json::array({value})) {
+    const std::optional<double> n = as_number(v);
+    if (c.name == "serve" && flag == "requests" && n && *n > kMostRequests) {
+      return fail(key, fmt::format("at most {} simulated requests over the web", kMostRequests),
+                  "run gpuplan serve locally for more");
+    }
+    if (c.name == "serve" && flag == "users" && n && *n > kMostUsers) {
+      return fail(key, fmt::format("at most {} simulated users over the web", kMostUsers),
+                  "simulate fewer users per instance and size the fleet with target_users");
+    }
   }
   return true;
 }
 
-// A temporary directory for an uploaded config.json, removed when the request ends.
-class Upload {
- public:
-  ~Upload() {
-    if (!dir_.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir_, ignored);
-    }
-  }
-  Result<std::string> write(const json& config) {
-    if (!make_dir()) {
-      return fail("config", "cannot store the uploaded config.json on the server", "");
-    }
-    path_ = dir_ + "/uploaded.json";
-    std::ofstream out(path_);
-    out << config.dump();
-    if (!out) {
-      return fail("config", "cannot store the uploaded config.json on the server", "");
-    }
-    return path_;
-  }
-  // Where the command writes its HTML report, in the request's own directory.
-  Result<std::string> report_path() {
-    if (!make_dir()) {
-      return fail("html", "cannot make room for the report on the server", "");
-    }
-    return dir_ + "/report.html";
-  }
-  // Texts name the upload, not where the server kept it.
-  std::string hide(std::string text) const {
-    if (path_.empty()) {
-      return text;
-    }
-    for (size_t at = text.find(path_); at != std::string::npos; at = text.find(path_, at)) {
-      text.replace(at, path_.size(), "config");
-    }
-    return text;
-  }
+constexpr RequestPolicy kWebPolicy{.refused = kRefused,
+                                   .refused_where = "over the web",
+                                   .model_paths = false,
+                                   .limit = check_web_limits};
 
- private:
-  // One private directory per request, removed with it.
-  bool make_dir() {
-    if (!dir_.empty()) {
-      return true;
-    }
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gpuplan-web-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) {
-      return false;
-    }
-    dir_ = tmpl;
-    return true;
+WebReply run_captured(const RequestCommand& c, const std::vector<std::string>& args,
+                      const RequestFiles& files) {
+  const RequestAnswer a = run_request(c, args);
+  if (a.status != kExitOk) {
+    return bad_request(files.hide(a.error_line));
   }
-
-  std::string dir_;
-  std::string path_;
-};
-
-// The request's fields as the command's arguments; an error names the field.
-Result<std::vector<std::string>> arguments(const ApiCommand& c, const json& body, Upload& upload) {
-  std::vector<std::string> args = {fmt::format("gpuplan {}", c.name)};
-  std::string model;
-  if (body.contains("config")) {
-    if (!body["config"].is_object()) {
-      return fail("config", "must be the config.json object", "upload the file's contents");
-    }
-    if (body.contains("model")) {
-      return fail("config", "give model or config, not both", "");
-    }
-    GPUPLAN_ASSIGN_OR_RETURN(model, upload.write(body["config"]));
-  } else if (body.contains("model")) {
-    if (!body["model"].is_string()) {
-      return fail("model", "must be a catalog model id", "e.g. \"llama-3.1-70b\"");
-    }
-    model = body["model"].get<std::string>();
-    if (model.find('/') != std::string::npos || model.ends_with(".json") ||
-        model.starts_with("-")) {
-      return fail("model", "the server reads no files: give a catalog id or upload the config",
-                  "send the config.json object as \"config\"");
-    }
-  }
-  if (c.model_positional && !model.empty()) {
-    args.push_back(model);
-  } else if (!model.empty()) {
-    args.push_back("--model=" + model);
-  }
-  bool search = false;
-  for (const auto& [key, value] : body.items()) {
-    if (key == "model" || key == "config") {
-      continue;
-    }
-    std::string flag = key;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    const bool name_ok =
-        !flag.empty() && flag.front() != '-' && std::all_of(flag.begin(), flag.end(), [](char ch) {
-          return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-        });
-    if (!name_ok) {
-      return fail(key, "is not a flag name", "use the flags of the command, e.g. \"gpu\"");
-    }
-    if (std::find(kRefused.begin(), kRefused.end(), flag) != kRefused.end()) {
-      return fail(key, "is not accepted over the web",
-                  "the server reads no files and sets its own output and threads");
-    }
-    const std::string option = "--" + flag;
-    auto add = [&](const json& v) -> Result<bool> {
-      GPUPLAN_RETURN_IF_ERROR(check_web_limits(c, key, flag, v));
-      // One token, --flag=value: a value that starts with '-' stays the flag's value.
-      if (v.is_string()) {
-        args.push_back(option + "=" + v.get<std::string>());
-      } else if (v.is_number()) {
-        args.push_back(option + "=" + number_text(v));
-      } else if (v.is_boolean()) {
-        if (v.get<bool>()) {
-          args.push_back(option);
-        }
-      } else {
-        return fail(key, "must be a string, a number, a boolean or a list of them", "");
-      }
-      return true;
-    };
-    if (value.is_array()) {
-      if (c.name == "scale" && flag == "gpus" && value.size() > static_cast<size_t>(kMostCounts)) {
-        return fail(key, fmt::format("at most {} GPU counts per request", kMostCounts),
-                    "run gpuplan scale locally for more");
-      }
-      for (const json& v : value) {
-        if (v.is_array() || v.is_object()) {
-          return fail(key, "must be a list of strings or numbers", "");
-        }
-        GPUPLAN_RETURN_IF_ERROR(add(v));
-      }
-    } else {
-      GPUPLAN_RETURN_IF_ERROR(add(value));
-    }
-    search = search || (flag == "search" && value.is_boolean() && value.get<bool>());
-  }
-  if (search || c.name == "plan") {
-    args.insert(args.end(), {"--threads", "1"});  // a worker is one thread
-  }
-  args.push_back("--json");
-  return args;
-}
-
-// The CLI's error line without its trailing newline.
-std::string error_line(const std::string& err) {
-  std::string line = err;
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) {
-    line.pop_back();
-  }
-  return line.empty() ? std::string("the command failed without a message") : line;
-}
-
-WebReply run_captured(const CommandFn run, const std::vector<std::string>& args,
-                      const Upload& upload) {
-  Capture capture;
-  int status = kExitError;
-  {
-    ScopedCapture scope(&capture);
-    status = run(args);
-  }
-  if (status != kExitOk) {
-    return bad_request(upload.hide(error_line(capture.err)));
-  }
-  return {200, upload.hide(capture.out)};
+  return {200, files.hide(a.out)};
 }
 
 WebReply catalog_list(const std::string& kind, const WebOptions& o) {
@@ -282,7 +117,7 @@ WebReply catalog_list(const std::string& kind, const WebOptions& o) {
   if (!o.data.empty()) {
     args.insert(args.begin() + 1, {"--data", o.data});
   }
-  return run_captured(run_catalog, args, Upload());
+  return run_captured(*request_command("catalog"), args, RequestFiles());
 }
 
 std::string openapi() {
@@ -303,17 +138,18 @@ std::string openapi() {
             {"400", {{"description", "bad input: {\"error\": the CLI's one-line message}"}}},
             {"413", {{"description", "a body over 1 MiB"}}}}}}}};
   };
-  for (const ApiCommand& c : kApi) {
-    paths[fmt::format("/api/v1/{}", c.name)] =
-        post(fmt::format("gpuplan {} --json", c.name),
+  for (std::string_view name : kApi) {
+    paths[fmt::format("/api/v1/{}", name)] =
+        post(fmt::format("gpuplan {} --json", name),
              fmt::format("The body is an object of the flags of 'gpuplan {} --help' without their "
                          "leading dashes (\"_\" may stand for \"-\"), plus \"model\" (a catalog "
                          "id) or \"config\" (a config.json object); a boolean flag is true, a list "
-                         "repeats the flag. The answer is what the command prints with --json.",
-                         c.name),
+                         "repeats the flag, a number for a flag with a unit is in SI units "
+                         "(seconds, bytes). The answer is what the command prints with --json.",
+                         name),
              {{"description", "the answer, as the CLI's --json"}});
-    paths[fmt::format("/api/v1/{}/report", c.name)] =
-        post(fmt::format("gpuplan {} --html", c.name),
+    paths[fmt::format("/api/v1/{}/report", name)] =
+        post(fmt::format("gpuplan {} --html", name),
              "The same body as without /report (\"lang\": \"pt-BR\" or \"en\" for the "
              "language); the answer is the command's self-contained HTML report with its charts.",
              {{"description", "the report"}, {"content", {{"text/html", json::object()}}}});
@@ -352,7 +188,8 @@ WebReply answer_api(const std::string& method, const std::string& path, const st
       }
       return catalog_list(path.substr(kCatalog.size()), options);
     }
-    for (const ApiCommand& c : kApi) {
+    for (std::string_view name : kApi) {
+      const RequestCommand& c = *request_command(name);
       const std::string endpoint = fmt::format("/api/v1/{}", c.name);
       const bool report = path == endpoint + "/report";
       if (path != endpoint && !report) {
@@ -368,30 +205,35 @@ WebReply answer_api(const std::string& method, const std::string& path, const st
       if (request.is_discarded() || !request.is_object()) {
         return bad_request("body: not a JSON object; send {\"model\": ..., \"flag\": value}");
       }
-      Upload upload;
-      Result<std::vector<std::string>> args = arguments(c, request, upload);
+      RequestFiles files;
+      Result<std::vector<std::string>> args = request_arguments(c, {}, request, files, kWebPolicy);
       if (!args) {
         return bad_request(fmt::format("gpuplan {}: error: {}", c.name, args.error().message()));
+      }
+      const bool search = request.contains("search") && request["search"].is_boolean() &&
+                          request["search"].get<bool>();
+      if (search || c.name == "plan") {
+        args->insert(args->end() - 1, {"--threads", "1"});  // a worker is one thread
       }
       if (!options.data.empty()) {
         args->insert(args->end() - 1, {"--data", options.data});
       }
       if (!report) {
-        return run_captured(c.run, *args, upload);
+        return run_captured(c, *args, files);
       }
       // The command's --html report, written in the request's directory and sent back.
-      Result<std::string> file = upload.report_path();
+      Result<std::string> file = files.report_path();
       if (!file) {
         return {500, error_body(file.error().message())};
       }
       args->insert(args->end() - 1, "--html=" + *file);
-      WebReply r = run_captured(c.run, *args, upload);
+      WebReply r = run_captured(c, *args, files);
       if (r.status != 200) {
         return r;
       }
       std::ifstream in(*file, std::ios::binary);
       std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      return {200, upload.hide(html), "text/html; charset=utf-8"};
+      return {200, files.hide(html), "text/html; charset=utf-8"};
     }
     return {404, error_body(fmt::format("no such endpoint: {} {}", method, path))};
   } catch (const std::exception& e) {

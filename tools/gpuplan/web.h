@@ -1,8 +1,8 @@
 // gpuplan web: the answers over HTTP and a page to ask them from, on loopback by default.
 //
 // POST /api/v1/{fit,train,scale,serve,plan} take a JSON object whose keys are the command's flag
-// names (without "--"; "_" may stand for "-") and "model", and answer with exactly what the
-// command prints with --json; GET /api/v1/catalog/{gpus,fabrics,models,offers} list the
+// names (without "--"; "_" may stand for "-") and "model" (request.h), and answer with exactly
+// what the command prints with --json; GET /api/v1/catalog/{gpus,fabrics,models,offers} list the
 // catalog; POST /api/v1/{fit,train,scale,serve,plan}/report answer with the command's --html
 // report instead (text/html; "lang" picks its language); GET /api/v1/openapi.json describes the
 // API; GET / is the page. A request runs the
