@@ -30,6 +30,13 @@ if(GPUPLAN_WITH_MPI AND NOT GPUPLAN_WITH_NCCL STREQUAL "OFF")
     message(STATUS "gpuplan: no CUDA/NCCL found; gpuplan measure runs on MPI (CPU) only")
   endif()
 endif()
+# The Python module: Debian's pybind11-dev on the interpreter the presets name (Debian's
+# python3; its headers come with python3-dev).
+if(GPUPLAN_PYTHON)
+  set(PYBIND11_FINDPYTHON ON)
+  find_package(Python 3.9 REQUIRED COMPONENTS Interpreter Development.Module)
+  find_package(pybind11 CONFIG REQUIRED)
+endif()
 if(GPUPLAN_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -78,6 +78,36 @@ inline std::optional<Error> check_given_values(const CLI::App& app) {
 
 // Parses `args` (args[0] is "gpuplan <command>") into `app`. Returns the exit status to end
 // with — 0 after printing --help, 2 after a one-line error for bad flags — or nullopt to go on.
+// A CLI11 parse error as an Error that names the flag: "--task is required" becomes where
+// "--task", what "is required"; "Could not convert: --gpus = x" where "--gpus"; "The following
+// arguments were not expected: --foo" where "--foo", what "not expected".
+inline Error flag_error(std::string_view text, std::string hint) {
+  constexpr std::string_view kConvert = "Could not convert: ";
+  constexpr std::string_view kUnexpected = "not expected: ";
+  if (text.starts_with(kConvert)) {
+    text.remove_prefix(kConvert.size());
+    const size_t eq = text.find(" = ");
+    if (eq != std::string_view::npos) {
+      return Error{std::string(text.substr(0, eq)),
+                   fmt::format("cannot read '{}'", text.substr(eq + 3)), std::move(hint)};
+    }
+  }
+  if (const size_t at = text.find(kUnexpected);
+      text.starts_with("The following argument") && at != std::string_view::npos) {
+    return Error{std::string(text.substr(at + kUnexpected.size())), "not expected",
+                 std::move(hint)};
+  }
+  if (text.starts_with("--")) {
+    const size_t end = text.find_first_of(": ");
+    if (end != std::string_view::npos) {
+      const size_t rest = text[end] == ':' && end + 1 < text.size() ? end + 2 : end + 1;
+      return Error{std::string(text.substr(0, end)), std::string(text.substr(rest)),
+                   std::move(hint)};
+    }
+  }
+  return Error{"", std::string(text), std::move(hint)};
+}
+
 inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::string>& args,
                                       const std::string& command) {
   std::vector<const char*> argv;
@@ -90,7 +120,7 @@ inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::stri
     emit("{}", app.help());
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    return report_error(command, Error{"", e.what(), fmt::format("run '{} --help'", args.front())},
+    return report_error(command, flag_error(e.what(), fmt::format("run '{} --help'", args.front())),
                         kExitUsage);
   }
   if (std::optional<Error> e = check_given_values(app)) {

@@ -165,7 +165,7 @@ Result<std::vector<std::string>> request_arguments(const RequestCommand& c,
     }
     if (std::find(policy.refused.begin(), policy.refused.end(), flag) != policy.refused.end()) {
       return fail(key, fmt::format("is not accepted {}", policy.refused_where),
-                  "the answer is always the command's JSON, read from no file of yours");
+                  std::string(policy.refused_hint));
     }
     const std::string option = "--" + flag;
     const std::optional<Dimension> quantity = quantity_dimension(c.name, flag);

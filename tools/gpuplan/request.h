@@ -38,6 +38,7 @@ struct RequestPolicy {
   // Keys refused with "is not accepted <where>", e.g. those that would read the caller's files.
   std::span<const std::string_view> refused;
   std::string_view refused_where;
+  std::string_view refused_hint;
   bool model_paths = false;  // "model" may name a config.json file
   // A limit on one key's value (the key, its flag name, the value as given: one, or a list);
   // an Error refuses it.

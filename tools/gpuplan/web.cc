@@ -95,6 +95,9 @@ Result<bool> check_web_limits(const RequestCommand& c, const std::string& key,
 
 constexpr RequestPolicy kWebPolicy{.refused = kRefused,
                                    .refused_where = "over the web",
+                                   .refused_hint =
+                                       "the server reads no files and sets its own output and "
+                                       "threads",
                                    .model_paths = false,
                                    .limit = check_web_limits};
 
