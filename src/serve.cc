@@ -89,6 +89,46 @@ ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
   return f;
 }
 
+// See ServeJob::sweep and SweepPoint.
+std::vector<SweepPoint> sweep(const ServeOption& b, const ServeJob& job) {
+  std::vector<SweepPoint> points;
+  // What the replicas complete with every request queued at once.
+  const double ceiling = b.offline.requests_per_s * static_cast<double>(job.setup.replicas);
+  for (double load : job.sweep) {
+    Workload w = job.workload;
+    SweepPoint p;
+    if (job.closed()) {
+      w.users = std::max<int64_t>(1, std::llround(load));
+      w.requests = closed_loop_requests(w, w.users);
+      p.load = static_cast<double>(w.users);
+    } else {
+      w.rate_per_s = load;
+      p.load = load;
+      p.overload = load > ceiling;
+    }
+    w.goodput = job.slo;
+    p.result = simulate_serving(*b.model, w, job.setup);
+    points.push_back(std::move(p));
+  }
+  if (points.empty() || points.front().result.requests == 0) {
+    return points;
+  }
+  const double base = points.front().result.ttft.p99;
+  size_t knee = points.size();
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint& p = points[i];
+    if (p.overload || p.result.ttft.p99 > 2.0 * base) {
+      break;
+    }
+    knee = i;
+  }
+  const bool turns = knee + 1 < points.size();
+  if (knee < points.size() && turns) {
+    points[knee].knee = true;
+  }
+  return points;
+}
+
 }  // namespace
 
 std::string shape_name(const ServeOption& o) {
@@ -164,6 +204,9 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
   }
   if (job.target > 0) {
     a.fleet = size_fleet(*best, job);
+  }
+  if (!job.sweep.empty()) {
+    a.sweep = sweep(*best, job);
   }
   for (int64_t i = 1; i <= job.curve_points && best->amount > 0; ++i) {
     const double n = static_cast<double>(job.curve_points);

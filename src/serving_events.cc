@@ -85,7 +85,8 @@ struct Engine {
 class Events {
  public:
   Events(const InferenceModel& m, const Workload& w, const ServingSetup& s)
-      : model_(m),
+      : outcomes(w),
+        model_(m),
         w_(w),
         s_(s),
         static_batch_(s.batching == Batching::kStatic),

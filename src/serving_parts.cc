@@ -198,12 +198,19 @@ void Outcomes::add(Ticks arrival, Ticks first_token, Ticks finish, int64_t outpu
   first_ = first_ < 0 ? arrival : std::min(first_, arrival);
   last_ = std::max(last_, finish);
   tokens_ += static_cast<double>(output);
-  ttft_.add(to_seconds(first_token - arrival));
+  const double ttft = to_seconds(first_token - arrival);
+  ttft_.add(ttft);
   e2e_.add(to_seconds(finish - arrival));
+  double tpot = 0;
   if (output > 1) {
-    tpot_.add(to_seconds(finish - first_token) / static_cast<double>(output - 1));
+    tpot = to_seconds(finish - first_token) / static_cast<double>(output - 1);
+    tpot_.add(tpot);
     gaps_ += finish - first_token;
     gap_count_ += output - 1;
+  }
+  if ((!goodput_.ttft_p99 || ttft <= goodput_.ttft_p99->si()) &&
+      (!goodput_.tpot_p99 || tpot <= goodput_.tpot_p99->si())) {
+    ++good_;
   }
 }
 
@@ -213,6 +220,7 @@ ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) c
   r.duration = Seconds(to_seconds(last_ - first_));
   r.output_tokens_per_s = r.duration.si() > 0 ? tokens_ / r.duration.si() : 0;
   r.requests_per_s = r.duration.si() > 0 ? static_cast<double>(count_) / r.duration.si() : 0;
+  r.goodput_per_s = r.duration.si() > 0 ? static_cast<double>(good_) / r.duration.si() : 0;
   r.ttft = ttft_.summary();
   r.tpot = tpot_.summary();
   r.e2e = e2e_.summary();

@@ -119,11 +119,14 @@ struct EngineTotals {
 // The record of finished requests, folded as they finish.
 class Outcomes {
  public:
+  explicit Outcomes(const Workload& w) : goodput_(w.goodput) {}
   void add(Ticks arrival, Ticks first_token, Ticks finish, int64_t output);
   // Fills the measured fields of `r`, which holds the reason and kv_sequences already.
   ServingResult summarise(ServingResult r, const EngineTotals& totals) const;
 
  private:
+  Slo goodput_;
+  int64_t good_ = 0;  // within goodput_
   int64_t count_ = 0;
   Ticks first_ = -1;
   Ticks last_ = 0;

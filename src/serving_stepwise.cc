@@ -50,7 +50,8 @@ class Stepwise {
         clock_(m),
         arrivals_(w),
         engines_(static_cast<size_t>(s.replicas * m.engines())),
-        requests_(static_cast<size_t>(w.requests)) {}
+        requests_(static_cast<size_t>(w.requests)),
+        outcomes_(w) {}
 
   ServingResult run(ServingResult r) {
     int64_t done = 0;

@@ -91,5 +91,35 @@ TEST(ServeTest, AModelOneNodeCannotHoldGetsWholeNodeStagesAcrossTheNetwork) {
   EXPECT_EQ(answer("llama-3.1-405b", j).options.size(), 4U);
 }
 
+TEST(ServeTest, ASweepSimulatesEachLoadAndMarksTheKneeAndTheOverload) {
+  // Llama 3.1 8B on one H100 (tp 1), 200 -> 50 tokens: loads from light to past what the
+  // instance completes with every request queued at once (its offline ceiling).
+  ServeJob j = h100_job();
+  j.tp = 1;
+  j.simulate_load = false;
+  j.workload.requests = 600;
+  ServeAnswer probe = answer("llama-3.1-8b", j);
+  ASSERT_NE(probe.best_option(), nullptr);
+  const double ceiling = probe.best_option()->offline.requests_per_s;
+  j.sweep = {0.05 * ceiling, 0.3 * ceiling, 0.6 * ceiling, 0.95 * ceiling, 1.5 * ceiling};
+  const ServeAnswer a = answer("llama-3.1-8b", j);
+  ASSERT_EQ(a.sweep.size(), 5U);
+  int knees = 0;
+  for (size_t i = 0; i < a.sweep.size(); ++i) {
+    const SweepPoint& p = a.sweep[i];
+    EXPECT_DOUBLE_EQ(p.load, j.sweep[i]);
+    EXPECT_EQ(p.overload, i == 4) << i;  // only 1.5 x the ceiling exceeds it
+    // Goodput counts completed requests within the objective's bounds: never more than done.
+    EXPECT_LE(p.result.goodput_per_s, p.result.requests_per_s + 1e-12) << i;
+    knees += p.knee ? 1 : 0;
+  }
+  // Light loads are served as they come; past the ceiling the queue grows and TTFT with it.
+  EXPECT_NEAR(a.sweep[0].result.goodput_per_s, a.sweep[0].result.requests_per_s, 1e-12);
+  EXPECT_GT(a.sweep[4].result.ttft.p99, 2.0 * a.sweep[0].result.ttft.p99);
+  EXPECT_EQ(knees, 1);
+  EXPECT_FALSE(a.sweep[4].knee);
+  EXPECT_FALSE(a.run.has_value());
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -277,6 +277,7 @@ void expect_same(const ServingResult& a, const ServingResult& b, const std::stri
   EXPECT_EQ(a.requests, b.requests);
   EXPECT_EQ(a.duration.si(), b.duration.si());
   EXPECT_EQ(a.output_tokens_per_s, b.output_tokens_per_s);
+  EXPECT_EQ(a.goodput_per_s, b.goodput_per_s);
   for (const auto& [x, y] : {std::pair{a.ttft, b.ttft}, {a.tpot, b.tpot}, {a.e2e, b.e2e}}) {
     EXPECT_EQ(x.mean, y.mean);
     EXPECT_EQ(x.p50, y.p50);
@@ -337,6 +338,10 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
       w.think_time = Seconds(pick(0, 1) == 1 ? 0.0 : 0.5);
     } else if (load == 3) {
       w.rate_per_s = 1e4;  // far past capacity: the queue only grows
+    }
+    if (pick(0, 1) == 1) {
+      w.goodput.ttft_p99 = Seconds(std::uniform_real_distribution<double>(0.01, 2.0)(gen));
+      w.goodput.tpot_p99 = Seconds(std::uniform_real_distribution<double>(0.005, 0.05)(gen));
     }
     ServingSetup s;
     s.replicas = pick(1, 3);

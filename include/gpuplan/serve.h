@@ -38,6 +38,9 @@ struct ServeJob {
   double target = 0;  // requests/s (open loop) or users (closed loop) to size a fleet for; 0: none
   bool simulate_load = true;  // simulate the workload itself on the best shape (`run`)
   int64_t curve_points = 0;   // > 0: the best shape's latencies at that many loads (`curve`)
+  // Loads to sweep on `setup.replicas` of the best shape (`sweep`), ascending: requests/s over
+  // all replicas (open loop) or users (closed loop); the workload's rate or users aside.
+  std::vector<double> sweep;
 
   bool closed() const { return workload.users > 0; }
 };
@@ -79,6 +82,18 @@ struct LoadPoint {
   ServingResult result;
 };
 
+// One load of a sweep, on the job's replicas of the best shape.
+struct SweepPoint {
+  double load = 0;  // requests/s over all replicas, or users
+  ServingResult result;
+  // Arrivals exceed what the replicas complete with every request queued at once: the queue
+  // grows without bound, so the latencies here grow with the length of the run.
+  bool overload = false;
+  // The heaviest load before the latency turns up: the last load (not overloaded) whose p99
+  // TTFT is at most twice the lightest load's, when a heavier one's is more (or overloads).
+  bool knee = false;
+};
+
 struct ServeAnswer {
   std::vector<ServeOption> options;  // by pp, then tp, ascending
   int best = -1;                     // the option that serves most per GPU; -1: none serves
@@ -87,8 +102,9 @@ struct ServeAnswer {
   // With curve_points n: the loads i/n x 3/2 of the best shape's capacity, i = 1..n, so the
   // curve shows where latency turns up past the capacity.
   std::vector<LoadPoint> curve;
-  int64_t requests = 0;   // simulated in `run`: a closed loop, 4 or more per user
-  int64_t max_batch = 0;  // the engine's limits, for people to read
+  std::vector<SweepPoint> sweep;  // the job's sweep, load by load
+  int64_t requests = 0;           // simulated in `run`: a closed loop, 4 or more per user
+  int64_t max_batch = 0;          // the engine's limits, for people to read
   int64_t chunk_tokens = 0;
 
   const ServeOption* best_option() const {

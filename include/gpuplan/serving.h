@@ -59,6 +59,14 @@ struct RequestLength {
 // dataset). Blank lines and lines starting with '#' are skipped. Errors name file:line.
 Result<std::vector<RequestLength>> load_request_lengths(const std::string& path);
 
+// A latency objective on the 99th percentiles; an absent bound is not checked.
+struct Slo {
+  std::optional<Seconds> ttft_p99;
+  std::optional<Seconds> tpot_p99;
+
+  bool any() const { return ttft_p99 || tpot_p99; }
+};
+
 struct Workload {
   int64_t requests = 1000;
   int64_t input_tokens = 0;
@@ -73,6 +81,9 @@ struct Workload {
   // Per-request lengths, taken in order and repeated; empty: every request has input_tokens
   // and output_tokens.
   std::vector<RequestLength> lengths;
+  // Goodput: the requests whose own TTFT and TPOT are within these bounds (the objective's, read
+  // per request) count as good; without bounds, every completed request does.
+  Slo goodput;
 
   RequestLength length(int64_t request) const;
   double mean_context() const;  // input + output, averaged over the requests
@@ -103,6 +114,7 @@ struct ServingResult {
   Seconds duration;                // first arrival to last completion
   double output_tokens_per_s = 0;  // over all instances
   double requests_per_s = 0;       // completed
+  double goodput_per_s = 0;        // completed within the workload's goodput bounds
   Percentiles ttft;                // arrival to first output token
   Percentiles tpot;                // per request: (end - first token) / (output - 1)
   Percentiles e2e;                 // arrival to last token
@@ -120,14 +132,6 @@ ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
 // Requests to simulate for a closed loop of `users`: at least 4 per user, so that the loop
 // reaches its steady state, and at least the workload's own count.
 int64_t closed_loop_requests(const Workload& w, int64_t users);
-
-// A latency objective on the 99th percentiles; an absent bound is not checked.
-struct Slo {
-  std::optional<Seconds> ttft_p99;
-  std::optional<Seconds> tpot_p99;
-
-  bool any() const { return ttft_p99 || tpot_p99; }
-};
 
 // Whether `r` meets `slo`; when not, `why` says which bound it misses.
 bool meets_slo(const ServingResult& r, const Slo& slo, Text* why = nullptr);

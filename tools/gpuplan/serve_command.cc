@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 
 #include "command.h"
@@ -22,6 +23,8 @@ constexpr const char* kName = "serve";
 
 // The simulation keeps every request in memory (~100 bytes each).
 constexpr int64_t kMostRequests = static_cast<int64_t>(fields::kRequests.max);
+// Loads one sweep simulates.
+constexpr size_t kMostSweepLoads = 32;
 
 int usage(const std::string& flag, const std::string& what, const std::string& hint) {
   return report_error(kName, Error{flag, what, hint}, kExitUsage);
@@ -33,8 +36,10 @@ struct ServeFlags {
               scale_out, data, profile;
   int64_t tp = 0, pp = 0, max_tp = 8, gpus_per_node = 0, nics_per_node = 0;
   int64_t input = 0, output = 0, static_batch = 0, requests = 1000, replicas = 1;
-  int64_t users = 0, target_users = 0;
-  double rate = 0, target_rate = 0;
+  int64_t users = 0, target_users = 0;  // users: the first of users_list
+  double rate = 0, target_rate = 0;     // rate: the first of rates
+  std::vector<double> rates;            // more than one: a sweep
+  std::vector<int64_t> users_list;
   uint64_t seed = 1;
   bool json = false;
   ReportFlags out;
@@ -71,13 +76,15 @@ void add_flags(CLI::App& app, ServeFlags& f) {
       ->check(rule(fields::kParallel));
   app.add_option("--precision", f.precision, "weights: bf16, fp16, fp8, int8, int4 (default bf16)");
   app.add_option("--kv-precision", f.kv_precision, "KV cache: bf16 or fp8 (default: as weights)");
-  app.add_option("--rate", f.rate,
-                 "Poisson arrivals, requests/s over all replicas (default: every request "
-                 "queued at once)")
+  app.add_option("--rate", f.rates,
+                 "Poisson arrivals, requests/s over all replicas; a list (2,4,8) sweeps the "
+                 "loads (default: every request queued at once)")
+      ->delimiter(',')
       ->check(rule(fields::kRate));
-  app.add_option("--users", f.users,
+  app.add_option("--users", f.users_list,
                  "closed loop: concurrent users, each sending its next request when the last "
-                 "ends (instead of --rate)")
+                 "ends (instead of --rate); a list (50,100,200) sweeps them")
+      ->delimiter(',')
       ->check(rule(fields::kUsers));
   app.add_option("--think", f.think, "closed loop: a user's pause between requests, e.g. '5 s'");
   app.add_option("--static-batch", f.static_batch,
@@ -107,7 +114,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
 }
 
 // Flags that contradict each other or are out of range; nullopt when they hold together.
-std::optional<int> check_flags(const ServeFlags& f) {
+std::optional<int> check_flags(ServeFlags& f) {
+  f.rate = f.rates.empty() ? 0 : f.rates.front();
+  f.users = f.users_list.empty() ? 0 : f.users_list.front();
   if (f.gpu.empty() == f.offer.empty()) {
     return usage(f.gpu.empty() ? "--gpu" : "--offer",
                  f.gpu.empty() ? "is required" : "give --gpu or --offer, not both",
@@ -124,7 +133,8 @@ std::optional<int> check_flags(const ServeFlags& f) {
   }
   // Ranges are the flags' field rules (fields.h); what is left is how the flags combine, and
   // the closed loop's own limit: every user needs several requests simulated.
-  if (f.users > kMostRequests / 4) {
+  if (std::any_of(f.users_list.begin(), f.users_list.end(),
+                  [](int64_t u) { return u > kMostRequests / 4; })) {
     return usage("--users",
                  fmt::format("at most {} requests are simulated", grouped(kMostRequests)),
                  "percentiles settle long before that; try 1000-100000");
@@ -143,6 +153,18 @@ std::optional<int> check_flags(const ServeFlags& f) {
   if (f.rate > 0 && f.static_batch > 0) {
     return usage("--static-batch", "static batching is measured offline",
                  "drop --rate, or drop --static-batch for continuous batching");
+  }
+  for (const auto& [flag, list] :
+       {std::pair{"--rate", f.rates},
+        std::pair{"--users", std::vector<double>(f.users_list.begin(), f.users_list.end())}}) {
+    if (list.size() > kMostSweepLoads) {
+      return usage(flag, fmt::format("at most {} loads in a sweep", kMostSweepLoads),
+                   "sweep coarsely first, then closer around the knee");
+    }
+    if (!std::is_sorted(list.begin(), list.end()) ||
+        std::adjacent_find(list.begin(), list.end()) != list.end()) {
+      return usage(flag, "the loads of a sweep must rise", "e.g. 2,4,8,16");
+    }
   }
   return std::nullopt;
 }
@@ -221,6 +243,12 @@ Result<ServeReport> read_flags(const ServeFlags& f) {
   a.per_request =
       say(lang, "{} -> {} tokens per request", "{} -> {} tokens por requisição", f.input, f.output);
   a.job.target = f.users > 0 ? static_cast<double>(f.target_users) : f.target_rate;
+  if (f.rates.size() > 1 || f.users_list.size() > 1) {
+    // A sweep: each load simulated in turn, in place of one run.
+    a.job.sweep =
+        f.users > 0 ? std::vector<double>(f.users_list.begin(), f.users_list.end()) : f.rates;
+    a.job.simulate_load = false;
+  }
   a.load_kind = f.users > 0          ? "closed_loop"
                 : f.static_batch > 0 ? "static_batch"
                 : f.rate > 0         ? "poisson"

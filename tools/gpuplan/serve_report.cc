@@ -83,6 +83,64 @@ void print_result(const ServingResult& r, Lang lang) {
                                    : ""));
 }
 
+// The sweep as a table for people (Lang) and the note on its overloaded loads.
+Table sweep_table(const ServeReport& r) {
+  const Lang lang = r.lang;
+  const bool closed = r.job.closed();
+  Table t(
+      {closed ? tr(lang, "users", "usuários") : tr(lang, "load (req/s)", "carga (req/s)"),
+       tr(lang, "output tok/s", "tokens de saída/s"), tr(lang, "done (req/s)", "feitas (req/s)"),
+       tr(lang, "goodput (req/s)", "goodput (req/s)"), "TTFT p50 (ms)", "TTFT p99 (ms)",
+       "TPOT p50 (ms)", "TPOT p99 (ms)", "ITL (ms)", "E2E p99 (s)",
+       tr(lang, "mean batch", "lote médio"), ""},
+      {true, true, true, true, true, true, true, true, true, true, true, false});
+  for (const SweepPoint& p : r.answer.sweep) {
+    const ServingResult& x = p.result;
+    const std::string note = p.overload ? std::string(tr(lang, "overload", "sobrecarga"))
+                             : p.knee   ? std::string(tr(lang, "<- knee", "<- joelho"))
+                                        : std::string();
+    t.add({number(p.load, closed ? 0 : 2, lang), number(std::round(x.output_tokens_per_s), 0, lang),
+           number(x.requests_per_s, 2, lang), number(x.goodput_per_s, 2, lang),
+           number(x.ttft.p50 * 1e3, 1, lang), number(x.ttft.p99 * 1e3, 1, lang),
+           number(x.tpot.p50 * 1e3, 1, lang), number(x.tpot.p99 * 1e3, 1, lang),
+           number(x.itl_mean * 1e3, 1, lang), number(x.e2e.p99, 2, lang),
+           number(x.mean_batch, 1, lang), note});
+  }
+  return t;
+}
+
+void print_sweep(const ServeReport& r) {
+  const Lang lang = r.lang;
+  const ServeJob& job = r.job;
+  const ServeAnswer& a = r.answer;
+  const ServeOption& best = *a.best_option();
+  emit("{}", say(lang, "\nsweep  {}, {} replica(s) ({}), {}, {} requests per load\n",
+                 "\nvarredura  {}, {} réplica(s) ({}), {}, {} requisições por carga\n",
+                 shape_name(best), job.setup.replicas, balancer_name(job.setup.balancer),
+                 job.closed() ? tr(lang, "a closed loop of users", "ciclo fechado de usuários")
+                              : tr(lang, "Poisson arrivals", "chegadas de Poisson"),
+                 a.sweep.empty() ? 0 : a.sweep.front().result.requests));
+  emit("{}", sweep_table(r).str("  "));
+  if (job.slo.any()) {
+    emit("{}", say(lang, "  goodput: requests whose own TTFT and TPOT are within {}\n",
+                   "  goodput: requisições cujos próprios TTFT e TPOT cabem em {}\n",
+                   slo_text(job.slo, lang)));
+  }
+  const auto over =
+      std::find_if(a.sweep.begin(), a.sweep.end(), [](const SweepPoint& p) { return p.overload; });
+  if (over != a.sweep.end()) {
+    const double ceiling = best.offline.requests_per_s * static_cast<double>(job.setup.replicas);
+    emit("{}", say(lang,
+                   "  overload: from {} requests/s the arrivals exceed what the replicas complete "
+                   "with every request queued at once ({} requests/s); the queue grows without "
+                   "bound, so those latencies grow with the length of the run\n",
+                   "  sobrecarga: a partir de {} requisições/s as chegadas passam do que as "
+                   "réplicas concluem com todas as requisições na fila ({} requisições/s); a fila "
+                   "cresce sem limite, e essas latências crescem com a duração da simulação\n",
+                   number(over->load, 2, lang), number(ceiling, 2, lang)));
+  }
+}
+
 void print_options(const ServeReport& r) {
   const Lang lang = r.lang;
   const ServeJob& job = r.job;
@@ -244,6 +302,19 @@ void write_result(JsonWriter& w, const char* key, const ServingResult& r) {
       .end_object();
 }
 
+void write_sweep(JsonWriter& j, const ServeReport& r) {
+  j.key("sweep").begin_array();
+  for (const SweepPoint& p : r.answer.sweep) {
+    j.begin_object().field(r.job.closed() ? "users" : "rate_per_s", p.load);
+    j.field("overload", p.overload)
+        .field("knee", p.knee)
+        .field("goodput_per_s", p.result.goodput_per_s);
+    write_result(j, "simulation", p.result);
+    j.end_object();
+  }
+  j.end_array();
+}
+
 void write_options(JsonWriter& j, const ServeReport& r) {
   const bool closed = r.job.closed();
   j.key("options").begin_array();
@@ -290,7 +361,12 @@ void write_best(JsonWriter& j, const ServeReport& r) {
     }
     j.end_object();
   }
-  write_result(j, "simulation", *a.run);
+  if (a.run) {
+    write_result(j, "simulation", *a.run);
+  }
+  if (!a.sweep.empty()) {
+    write_sweep(j, r);
+  }
   if (a.fleet) {
     j.key("fleet")
         .begin_object()
@@ -309,6 +385,24 @@ void write_best(JsonWriter& j, const ServeReport& r) {
 
 void print_serve_csv(const ServeReport& r) {
   const bool closed = r.job.closed();
+  if (!r.answer.sweep.empty()) {
+    // A sweep is the answer's table: one row per load, SI units.
+    Table t({closed ? "users" : "rate_per_s", "output_tokens_per_s", "requests_per_s",
+             "goodput_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "itl_mean_s",
+             "e2e_p50_s", "e2e_p99_s", "mean_batch", "overload", "knee"});
+    for (const SweepPoint& p : r.answer.sweep) {
+      const ServingResult& x = p.result;
+      t.add({fmt::format("{:.6g}", p.load), fmt::format("{:.6g}", x.output_tokens_per_s),
+             fmt::format("{:.6g}", x.requests_per_s), fmt::format("{:.6g}", x.goodput_per_s),
+             fmt::format("{:.6g}", x.ttft.p50), fmt::format("{:.6g}", x.ttft.p99),
+             fmt::format("{:.6g}", x.tpot.p50), fmt::format("{:.6g}", x.tpot.p99),
+             fmt::format("{:.6g}", x.itl_mean), fmt::format("{:.6g}", x.e2e.p50),
+             fmt::format("{:.6g}", x.e2e.p99), fmt::format("{:.6g}", x.mean_batch),
+             p.overload ? "true" : "false", p.knee ? "true" : "false"});
+    }
+    emit("{}", t.csv());
+    return;
+  }
   Table t({"tp", "pp", "gpus", "serves", closed ? "capacity_users" : "capacity_requests_per_s",
            closed ? "capacity_users_per_gpu" : "capacity_requests_per_s_per_gpu",
            "output_tokens_per_s", "weights_per_gpu_bytes", "kv_cache_per_gpu_bytes", "best",
@@ -343,14 +437,26 @@ std::string serve_html(const ServeReport& r) {
                           tr(lang, "cannot serve this on", "não serve isto em"), r.gpu->id));
   } else {
     h.verdict(answer_text(r));
-    // Latency against load on one instance of the best shape, with the objective.
+    // Latency against load with the objective: the job's sweep (on its replicas), or one
+    // instance of the best shape up to past its capacity.
+    const bool swept = !a.sweep.empty();
+    const double replicas = swept ? static_cast<double>(job.setup.replicas) : 1.0;
+    std::vector<LoadPoint> points = a.curve;
+    if (swept) {
+      points.clear();
+      for (const SweepPoint& p : a.sweep) {
+        points.push_back(LoadPoint{p.load, p.result});
+      }
+    }
     const std::string load_axis =
-        closed ? tr(lang, "concurrent users per instance", "usuários simultâneos por instância")
-               : tr(lang, "requests/s per instance", "requisições/s por instância");
+        swept    ? (closed ? tr(lang, "concurrent users", "usuários simultâneos")
+                           : tr(lang, "requests/s", "requisições/s"))
+        : closed ? tr(lang, "concurrent users per instance", "usuários simultâneos por instância")
+                 : tr(lang, "requests/s per instance", "requisições/s por instância");
     auto curve = [&](const char* en, const char* pt, auto pick,
                      const std::optional<Seconds>& bound) {
       Series p99{"p99", {}}, p50{"p50", {}};
-      for (const LoadPoint& p : a.curve) {
+      for (const LoadPoint& p : points) {
         if (p.result.requests == 0)
           continue;
         p99.points.emplace_back(p.load, pick(p.result).p99 * 1e3);
@@ -362,8 +468,8 @@ std::string serve_html(const ServeReport& r) {
                                              number(bound->si() * 1e3, 0, lang)),
                                  bound->si() * 1e3, bound->si() * 1e3});
       }
-      refs.push_back(
-          Reference{tr(lang, "capacity", "capacidade"), best->amount, best->amount, true});
+      refs.push_back(Reference{tr(lang, "capacity", "capacidade"), best->amount * replicas,
+                               best->amount * replicas, true});
       h.figure(line_chart_svg({p99, p50}, Axis{load_axis, false},
                               Axis{std::string(tr(lang, en, pt)) + " (ms)", false}, refs, lang),
                fmt::format(
@@ -383,6 +489,10 @@ std::string serve_html(const ServeReport& r) {
     curve(
         "time to first token", "tempo até o primeiro token",
         [](const ServingResult& x) -> const Percentiles& { return x.ttft; }, job.slo.ttft_p99);
+    if (swept) {
+      h.heading(tr(lang, "Sweep", "Varredura"));
+      h.table(sweep_table(r));
+    }
   }
   // Memory per GPU of every shape that has room for the weights.
   std::vector<StackedRow> rows;
@@ -445,20 +555,25 @@ void print_serve_text(const ServeReport& r) {
                    "\nresposta  {} não serve isto em {}.\n", r.model, r.gpu->id));
     return;
   }
-  emit("{}", say(lang, "\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n",
-                 "\nsimulação  {}, {} réplica(s) ({}), {}, {} requisições{}\n", shape_name(*best),
-                 job.setup.replicas, balancer_name(job.setup.balancer), r.load, a.requests,
-                 job.setup.kv_policy == KvPolicy::kPaged
-                     ? tr(lang, ", paged KV cache", ", cache KV paginado")
-                     : ""));
-  print_result(*a.run, lang);
-  if (job.slo.any()) {
-    Text why;
-    const bool met = meets_slo(*a.run, job.slo, &why);
-    emit("{}",
-         say(lang, "  objective   {}: {}\n", "  objetivo    {}: {}\n", slo_text(job.slo, lang),
-             met ? std::string(tr(lang, "met", "cumprido"))
-                 : tr(lang, "missed, ", "perdido, ") + why.in(lang)));
+  if (a.run) {
+    emit("{}", say(lang, "\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n",
+                   "\nsimulação  {}, {} réplica(s) ({}), {}, {} requisições{}\n", shape_name(*best),
+                   job.setup.replicas, balancer_name(job.setup.balancer), r.load, a.requests,
+                   job.setup.kv_policy == KvPolicy::kPaged
+                       ? tr(lang, ", paged KV cache", ", cache KV paginado")
+                       : ""));
+    print_result(*a.run, lang);
+    if (job.slo.any()) {
+      Text why;
+      const bool met = meets_slo(*a.run, job.slo, &why);
+      emit("{}",
+           say(lang, "  objective   {}: {}\n", "  objetivo    {}: {}\n", slo_text(job.slo, lang),
+               met ? std::string(tr(lang, "met", "cumprido"))
+                   : tr(lang, "missed, ", "perdido, ") + why.in(lang)));
+    }
+  }
+  if (!a.sweep.empty()) {
+    print_sweep(r);
   }
   if (a.fleet) {
     const ServeFleet& f = *a.fleet;
