@@ -149,6 +149,10 @@ Result<Catalog> Catalog::load(const std::string& data_dir) {
   GPUPLAN_ASSIGN_OR_RETURN(
       c.frameworks_, load_all<Framework>(root / "frameworks", ".toml", detail::load_framework));
   GPUPLAN_ASSIGN_OR_RETURN(c.models_, load_all<Model>(root / "models", ".json", load_model_config));
+  if (std::error_code ec; fs::is_directory(root / "datasets", ec)) {
+    GPUPLAN_ASSIGN_OR_RETURN(c.datasets_,
+                             load_all<Dataset>(root / "datasets", ".toml", detail::load_dataset));
+  }
   GPUPLAN_ASSIGN_OR_RETURN(c.memory_params_,
                            detail::load_memory_params((root / "params" / "memory.toml").string()));
   GPUPLAN_ASSIGN_OR_RETURN(
@@ -176,6 +180,10 @@ Result<const Offer*> Catalog::offer(std::string_view id) const {
 
 Result<const Framework*> Catalog::framework(std::string_view id) const {
   return find_by_id(frameworks_, id, "framework");
+}
+
+Result<const Dataset*> Catalog::dataset(std::string_view id) const {
+  return find_by_id(datasets_, id, "dataset");
 }
 
 Result<Software> Catalog::software(std::string_view spec) const {

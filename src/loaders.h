@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "gpuplan/dataset.h"
 #include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/inference.h"
@@ -29,6 +30,8 @@ Result<TrainParams> load_train_params(const std::string& path, const std::string
 Result<TrainParams> load_train_fit(const std::string& path, TrainParams base);
 Result<InferenceParams> load_inference_params(const std::string& path);
 Result<std::vector<ExchangeRate>> load_exchange_rates(const std::string& path);
+// A benchmark's request lengths (data/datasets/<id>.toml, dataset.h).
+Result<Dataset> load_dataset(const std::string& path);
 
 // Opens a catalog TOML file and checks its `schema = 1` line; `reader` reads the rest.
 Result<toml::table> open_catalog_file(const std::string& path);

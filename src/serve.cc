@@ -42,11 +42,7 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
   o.amount = cap.max_rate_per_s;
   o.reason = cap.reason;
   // Steady state: the rate times the mean output.
-  double outputs = 0;
-  for (int64_t i = 0; i < open.requests; ++i) {
-    outputs += static_cast<double>(open.length(i).output);
-  }
-  o.tokens_per_s = cap.max_rate_per_s * outputs / static_cast<double>(open.requests);
+  o.tokens_per_s = cap.max_rate_per_s * open.mean_output();
   if (job.closed() && cap.feasible) {
     const UserCapacity u = users_under_slo(*o.model, searched(job.workload), one, job.slo);
     o.amount = static_cast<double>(job.slo.any() ? u.max_users : u.at_once);

@@ -68,6 +68,63 @@ Result<Balancer> parse_balancer(std::string_view name) {
   return fail("", fmt::format("unknown balancer '{}'", name), suggestion_hint(name, names));
 }
 
+namespace {
+
+// Whether two runs agree on what a steady run reports (SteadyState::tolerance).
+bool agree(const ServingResult& a, const ServingResult& b, double tolerance) {
+  auto close = [&](double x, double y, double floor) {
+    return std::abs(x - y) <= tolerance * std::max(std::abs(x), std::abs(y)) + floor;
+  };
+  constexpr double kLatencyFloor = 3e-5;  // 0.03 ms: below that, latencies are equal
+  for (const auto& [p, q] : {std::pair{a.ttft, b.ttft}, {a.tpot, b.tpot}, {a.e2e, b.e2e}}) {
+    if (!close(p.p50, q.p50, kLatencyFloor) || !close(p.p90, q.p90, kLatencyFloor) ||
+        !close(p.p99, q.p99, kLatencyFloor)) {
+      return false;
+    }
+  }
+  return close(a.output_tokens_per_s, b.output_tokens_per_s, 0);
+}
+
+}  // namespace
+
+Workload steady_run(const Workload& w, int64_t requests, const SteadyState& steady) {
+  Workload run = w;
+  run.requests = std::max(requests, 10 * w.users);
+  const auto edge = static_cast<int64_t>(steady.edge * static_cast<double>(run.requests));
+  run.warmup = std::max(w.users, edge);
+  run.cooldown = edge;
+  return run;
+}
+
+SettledResult simulate_settled(const InferenceModel& model, const Workload& w,
+                               const ServingSetup& s, const SteadyState& steady) {
+  SettledResult out;
+  if ((w.rate_per_s <= 0 && w.users <= 0) || s.batching == Batching::kStatic) {
+    out.result = simulate_serving(model, w, s);
+    out.runs = 1;
+    return out;
+  }
+  int64_t n = steady.first;
+  std::optional<ServingResult> last;
+  for (;;) {
+    const Workload run = steady_run(w, n, steady);
+    n = run.requests;
+    ServingResult r = simulate_serving(model, run, s);
+    ++out.runs;
+    if (!r.feasible || (last && agree(*last, r, steady.tolerance))) {
+      out.result = std::move(r);
+      return out;
+    }
+    last = std::move(r);
+    if (n >= steady.most) {
+      out.result = std::move(*last);
+      out.settled = false;
+      return out;
+    }
+    n = std::min(steady.most, 2 * n);
+  }
+}
+
 bool meets_slo(const ServingResult& r, const Slo& slo, Text* why) {
   auto over = [&](const char* what, double ms, double bound_ms, int decimals) {
     if (why != nullptr) {
@@ -196,15 +253,23 @@ int64_t closed_loop_requests(const Workload& w, int64_t users) {
 }
 
 RequestLength Workload::length(int64_t request) const {
-  if (lengths.empty()) {
-    return {input_tokens, output_tokens};
+  if (!lengths.empty()) {
+    return lengths[static_cast<size_t>(request) % lengths.size()];
   }
-  return lengths[static_cast<size_t>(request) % lengths.size()];
+  RequestLength l{input_tokens, output_tokens};
+  if (input_distribution) {
+    l.input = input_distribution->at(request_uniform(seed, request, 0));
+  }
+  if (output_distribution) {
+    l.output = output_distribution->at(request_uniform(seed, request, 1));
+  }
+  return l;
 }
 
 double Workload::mean_context() const {
   if (lengths.empty()) {
-    return static_cast<double>(input_tokens + output_tokens);
+    return (input_distribution ? input_distribution->mean() : static_cast<double>(input_tokens)) +
+           mean_output();
   }
   double sum = 0;
   for (const RequestLength& l : lengths) {
@@ -213,8 +278,23 @@ double Workload::mean_context() const {
   return sum / static_cast<double>(lengths.size());
 }
 
+double Workload::mean_output() const {
+  if (lengths.empty()) {
+    return output_distribution ? output_distribution->mean() : static_cast<double>(output_tokens);
+  }
+  double sum = 0;
+  for (const RequestLength& l : lengths) {
+    sum += static_cast<double>(l.output);
+  }
+  return sum / static_cast<double>(lengths.size());
+}
+
 int64_t Workload::max_context() const {
-  int64_t most = lengths.empty() ? input_tokens + output_tokens : 0;
+  if (lengths.empty()) {
+    return (input_distribution ? input_distribution->max() : input_tokens) +
+           (output_distribution ? output_distribution->max() : output_tokens);
+  }
+  int64_t most = 0;
   for (const RequestLength& l : lengths) {
     most = std::max(most, l.input + l.output);
   }

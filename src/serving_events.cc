@@ -29,6 +29,7 @@ enum class State : uint8_t { kWaiting, kPrefilling, kDecoding };
 constexpr int64_t kGone = -1;
 
 struct Request {
+  int64_t id = 0;  // the order it was issued in
   int64_t input = 0;
   int64_t output = 0;
   Ticks arrival = 0;
@@ -111,6 +112,7 @@ class Events {
       if (arrival <= ends && arrival < kNever) {
         now = arrival;
         const int64_t id = arrivals_.pop();
+        outcomes.arrived(id, now);
         dispatch(id, new_request(id, now), now);
       } else {
         GPUPLAN_CHECK(ends < kNever, "serving simulation stalled");
@@ -163,6 +165,7 @@ class Events {
     }
     Request& q = slots_[static_cast<size_t>(slot)];
     const RequestLength l = w_.length(id);
+    q.id = id;
     q.input = l.input;
     q.output = l.output;
     q.target = l.input;
@@ -246,7 +249,7 @@ class Events {
 
   void finish(Engine& e, Request& q, int64_t slot, Ticks now) {
     leave(e, q);
-    outcomes.add(q.arrival, q.first_token, now, q.output);
+    outcomes.add(q.id, q.arrival, q.first_token, now, q.output);
     arrivals_.completed(now);
     free_.push_back(slot);
   }
@@ -449,7 +452,8 @@ ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
                                const ServingSetup& s) {
   GPUPLAN_CHECK(model.feasible(), "simulating an instance that cannot serve");
   GPUPLAN_CHECK(
-      w.requests > 0 && (!w.lengths.empty() || (w.input_tokens > 0 && w.output_tokens > 0)),
+      w.requests > 0 && (!w.lengths.empty() || ((w.input_tokens > 0 || w.input_distribution) &&
+                                                (w.output_tokens > 0 || w.output_distribution))),
       "a workload needs requests with input and output tokens");
   GPUPLAN_CHECK(s.replicas > 0, "a setup needs an instance");
   GPUPLAN_CHECK(s.batching == Batching::kContinuous || s.static_batch > 0,

@@ -193,34 +193,71 @@ Percentiles Distribution::summary() const {
   return p;
 }
 
-void Outcomes::add(Ticks arrival, Ticks first_token, Ticks finish, int64_t output) {
+Outcomes::Outcomes(const Workload& w)
+    : goodput_(w.goodput),
+      from_(std::min(w.warmup, w.requests)),
+      to_(std::max(from_, w.requests - w.cooldown)),
+      windowed_(w.warmup > 0 || w.cooldown > 0) {}
+
+void Outcomes::arrived(int64_t id, Ticks now) {
+  if (id == from_) {
+    window_start_ = now;
+  }
+  if (id == to_ - 1) {
+    window_end_ = now;
+  }
+}
+
+void Outcomes::add(int64_t id, Ticks arrival, Ticks first_token, Ticks finish, int64_t output) {
+  ++simulated_;
+  const bool in_window = window_start_ >= 0 && window_end_ < 0;
+  if (in_window) {
+    // Completions while the measured requests arrive: the steady rate.
+    window_tokens_ += static_cast<double>(output);
+    ++window_completions_;
+  }
+  const double ttft = to_seconds(first_token - arrival);
+  const double tpot =
+      output > 1 ? to_seconds(finish - first_token) / static_cast<double>(output - 1) : 0.0;
+  const bool good = (!goodput_.ttft_p99 || ttft <= goodput_.ttft_p99->si()) &&
+                    (!goodput_.tpot_p99 || tpot <= goodput_.tpot_p99->si());
+  if (in_window && good) {
+    ++window_good_;
+  }
+  if (id < from_ || id >= to_) {
+    return;
+  }
   ++count_;
   first_ = first_ < 0 ? arrival : std::min(first_, arrival);
   last_ = std::max(last_, finish);
   tokens_ += static_cast<double>(output);
-  const double ttft = to_seconds(first_token - arrival);
   ttft_.add(ttft);
   e2e_.add(to_seconds(finish - arrival));
-  double tpot = 0;
   if (output > 1) {
-    tpot = to_seconds(finish - first_token) / static_cast<double>(output - 1);
     tpot_.add(tpot);
     gaps_ += finish - first_token;
     gap_count_ += output - 1;
   }
-  if ((!goodput_.ttft_p99 || ttft <= goodput_.ttft_p99->si()) &&
-      (!goodput_.tpot_p99 || tpot <= goodput_.tpot_p99->si())) {
-    ++good_;
-  }
+  good_ += good ? 1 : 0;
 }
 
 ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) const {
   r.feasible = true;
   r.requests = count_;
-  r.duration = Seconds(to_seconds(last_ - first_));
-  r.output_tokens_per_s = r.duration.si() > 0 ? tokens_ / r.duration.si() : 0;
-  r.requests_per_s = r.duration.si() > 0 ? static_cast<double>(count_) / r.duration.si() : 0;
-  r.goodput_per_s = r.duration.si() > 0 ? static_cast<double>(good_) / r.duration.si() : 0;
+  r.simulated = simulated_;
+  if (windowed_) {
+    r.duration = Seconds(to_seconds(window_end_ - window_start_));
+    const double t = r.duration.si();
+    r.output_tokens_per_s = t > 0 ? window_tokens_ / t : 0;
+    r.requests_per_s = t > 0 ? static_cast<double>(window_completions_) / t : 0;
+    r.goodput_per_s = t > 0 ? static_cast<double>(window_good_) / t : 0;
+  } else {
+    r.duration = Seconds(to_seconds(last_ - first_));
+    const double t = r.duration.si();
+    r.output_tokens_per_s = t > 0 ? tokens_ / t : 0;
+    r.requests_per_s = t > 0 ? static_cast<double>(count_) / t : 0;
+    r.goodput_per_s = t > 0 ? static_cast<double>(good_) / t : 0;
+  }
   r.ttft = ttft_.summary();
   r.tpot = tpot_.summary();
   r.e2e = e2e_.summary();

@@ -116,17 +116,31 @@ struct EngineTotals {
   Ticks batch_time = 0;  // iteration time x sequences running in it
 };
 
-// The record of finished requests, folded as they finish.
+// The record of finished requests, folded as they finish: those of the workload's measured
+// window (Workload::warmup, cooldown) for latencies, and what completes between the window's
+// first and last arrival for throughput.
 class Outcomes {
  public:
-  explicit Outcomes(const Workload& w) : goodput_(w.goodput) {}
-  void add(Ticks arrival, Ticks first_token, Ticks finish, int64_t output);
+  explicit Outcomes(const Workload& w);
+  // Request `id` arrived at `now`.
+  void arrived(int64_t id, Ticks now);
+  // Request `id` finished at `finish`.
+  void add(int64_t id, Ticks arrival, Ticks first_token, Ticks finish, int64_t output);
   // Fills the measured fields of `r`, which holds the reason and kv_sequences already.
   ServingResult summarise(ServingResult r, const EngineTotals& totals) const;
 
  private:
   Slo goodput_;
   int64_t good_ = 0;  // within goodput_
+  int64_t from_ = 0;  // measured ids: [from_, to_)
+  int64_t to_ = 0;
+  bool windowed_ = false;
+  Ticks window_start_ = -1;  // arrival of from_
+  Ticks window_end_ = -1;    // arrival of to_ - 1
+  double window_tokens_ = 0;
+  int64_t window_completions_ = 0;
+  int64_t window_good_ = 0;
+  int64_t simulated_ = 0;
   int64_t count_ = 0;
   Ticks first_ = -1;
   Ticks last_ = 0;

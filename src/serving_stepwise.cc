@@ -70,6 +70,7 @@ class Stepwise {
       if (arrival <= ends && arrival < kNever) {
         now = arrival;
         const int64_t id = arrivals_.pop();
+        outcomes_.arrived(id, now);
         Request& q = requests_[static_cast<size_t>(id)];
         const RequestLength l = w_.length(id);
         q.input = l.input;
@@ -225,7 +226,7 @@ class Stepwise {
       ++q.generated;
       if (q.generated == q.output) {
         ++finished;
-        outcomes_.add(q.arrival, q.first_token, now, q.output);
+        outcomes_.add(k.request, q.arrival, q.first_token, now, q.output);
         arrivals_.completed(now);
       }
     }

@@ -235,6 +235,29 @@ Result<std::vector<std::string>> TomlReader::text_list(const std::string& key) {
   return out;
 }
 
+Result<std::vector<double>> TomlReader::number_list(const std::string& key, double min,
+                                                    double max) {
+  const toml::node* n = node(key);
+  if (n == nullptr) {
+    return std::unexpected(missing(key, "every entry must give it"));
+  }
+  const toml::array* a = n->as_array();
+  if (a == nullptr || a->empty()) {
+    return std::unexpected(wrong_type(key, "a non-empty array of numbers"));
+  }
+  std::vector<double> out;
+  for (const toml::node& item : *a) {
+    const std::optional<double> v = item.is_number() ? item.value<double>() : std::nullopt;
+    // Written so that nan fails too.
+    if (!v || !(*v >= min && *v <= max)) {
+      return fail(location(file_, item.source()),
+                  fmt::format("key '{}' must hold numbers from {} to {}", path(key), min, max), "");
+    }
+    out.push_back(*v);
+  }
+  return out;
+}
+
 Result<std::vector<TomlReader>> TomlReader::table_list(const std::string& key) {
   const toml::node* n = node(key);
   if (n == nullptr) {

@@ -43,6 +43,8 @@ class TomlReader {
   Result<std::optional<double>> optional_field(const std::string& key, const Field& field);
   Result<std::optional<int64_t>> optional_count(const std::string& key, const Field& field);
   Result<std::vector<std::string>> text_list(const std::string& key);
+  // A non-empty array of numbers, each within [min, max].
+  Result<std::vector<double>> number_list(const std::string& key, double min, double max);
   // An array of tables, each read by its own reader.
   Result<std::vector<TomlReader>> table_list(const std::string& key);
   // A sub-table; nullopt when absent.

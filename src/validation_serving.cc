@@ -44,7 +44,17 @@ std::optional<double> serving_metric(const ServingResult& r, const std::string& 
 struct RowSimulation {
   ServingResult result;
   double ceiling = 0;
+  std::string note;  // the layout gpuplan picked where the row publishes none
 };
+
+// Requests enough for the steady state to dominate an offline run: eight times what the
+// instances hold at once.
+int64_t offline_requests(const InferenceModel& m, const Workload& w, int64_t replicas) {
+  const int64_t at_once = std::min(
+      m.params().max_batch,
+      static_cast<int64_t>(static_cast<double>(m.kv_tokens()) / std::max(1.0, w.mean_context())));
+  return std::max<int64_t>(1000, 8 * at_once * replicas);
+}
 
 // Why a serving row cannot be simulated, or its simulation.
 Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r, const Json& row,
@@ -59,11 +69,13 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
   Instance in;
   int64_t pp = 0;
   ServingSetup setup;
-  GPUPLAN_ASSIGN_OR_RETURN(in.tp, r.count(*srv, "tp"));
+  // tp and replicas null: the layout was not published; gpuplan picks one for the row's GPUs.
+  GPUPLAN_ASSIGN_OR_RETURN(in.tp, r.count(*srv, "tp", true));
   GPUPLAN_ASSIGN_OR_RETURN(pp, r.count(*srv, "pp"));
-  GPUPLAN_ASSIGN_OR_RETURN(setup.replicas, r.count(*srv, "replicas"));
-  if (in.tp == 0 || pp == 0 || setup.replicas == 0) {
-    return fail(r.where(), "serving tp, pp and replicas must be >= 1", "");
+  GPUPLAN_ASSIGN_OR_RETURN(setup.replicas, r.count(*srv, "replicas", true));
+  if (pp == 0 || (in.tp == 0) != (setup.replicas == 0)) {
+    return fail(r.where(), "serving pp must be >= 1, and tp and replicas both given or both null",
+                "");
   }
   std::string text;
   for (auto [key, target] :
@@ -109,8 +121,22 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
     return Outcome(cluster.error().message());
   }
   if (w.input_tokens == 0 || w.output_tokens == 0) {
-    return Outcome(
-        std::string("the source gives the request lengths only as a distribution (lengths_note)"));
+    // The lengths of a benchmark's data set (serving.dataset), from the catalog.
+    const std::string dataset = text_or(*srv, "dataset", "");
+    if (dataset.empty()) {
+      return Outcome(std::string(
+          "the source gives the request lengths only as a distribution and names no data set"));
+    }
+    Result<const Dataset*> d = catalog.dataset(dataset);
+    if (!d) {
+      return Outcome(d.error().message());
+    }
+    if (w.input_tokens == 0) {
+      w.input_distribution = (*d)->input;
+    }
+    if (w.output_tokens == 0) {
+      w.output_distribution = (*d)->output;
+    }
   }
   in.gpu = cluster->gpu;
   in.scale_up = cluster->scale_up;
@@ -118,6 +144,39 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
   in.gpus_per_node = cluster->gpus_per_node;
   in.scale_out = cluster->scale_out;
   in.nics_per_node = cluster->nics_per_node;
+  RowSimulation sim;
+  if (in.tp == 0) {
+    // The layout that serves the most offline on the row's GPUs: tp a power of two within a
+    // node, as many replicas as the GPUs hold.
+    double best = -1;
+    for (int64_t tp = 1; tp * pp <= cluster->gpus && tp <= cluster->gpus_per_node; tp *= 2) {
+      Instance candidate = in;
+      candidate.tp = tp;
+      const InferenceModel trial(*model, candidate, catalog.memory_params(), catalog.train_params(),
+                                 catalog.inference_params());
+      if (!trial.feasible() || w.max_context() > trial.engine_kv_tokens()) {
+        continue;
+      }
+      ServingSetup s = setup;
+      s.replicas = cluster->gpus / (tp * pp);
+      Workload offline = w;
+      offline.rate_per_s = 0;
+      offline.requests = offline_requests(trial, w, s.replicas);
+      const double rate = simulate_serving(trial, offline, s).requests_per_s;
+      if (rate > best) {
+        best = rate;
+        in.tp = tp;
+        setup.replicas = s.replicas;
+      }
+    }
+    if (in.tp == 0) {
+      return Outcome(std::string("no layout of the row's GPUs can serve it"));
+    }
+    sim.note = fmt::format(
+        "layout not published: tp {} x {} replicas picked, the most offline "
+        "throughput",
+        in.tp, setup.replicas);
+  }
   const InferenceModel m(*model, in, catalog.memory_params(), catalog.train_params(),
                          catalog.inference_params());
   if (!m.feasible()) {
@@ -125,16 +184,14 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
   }
   // Enough requests for the steady state to dominate: a static batch is measured once; an
   // offline run queues eight times what the instances hold at once.
-  const int64_t context = w.input_tokens + w.output_tokens;
-  const int64_t at_once =
-      std::min(m.params().max_batch, m.kv_tokens() / std::max<int64_t>(1, context));
   if (setup.batching == Batching::kStatic) {
     w.requests = setup.static_batch * setup.replicas;
   } else if (w.rate_per_s <= 0) {
-    w.requests = std::max<int64_t>(1000, 8 * at_once * setup.replicas);
+    w.requests = offline_requests(m, w, setup.replicas);
   }
-  RowSimulation sim;
-  sim.result = simulate_serving(m, w, setup);
+  // A Poisson row is measured in its steady state (serving.h, SteadyState): a benchmark's
+  // fill-up and drain are not what it reports.
+  sim.result = simulate_settled(m, w, setup).result;
   if (!sim.result.feasible) {
     return Outcome(sim.result.reason.en);
   }
@@ -142,7 +199,7 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
   if (w.rate_per_s > 0) {
     Workload offline = w;
     offline.rate_per_s = 0;
-    offline.requests = std::max<int64_t>(1000, 8 * at_once * setup.replicas);
+    offline.requests = offline_requests(m, w, setup.replicas);
     sim.ceiling = simulate_serving(m, offline, setup).requests_per_s;
   }
   return Outcome(std::move(sim));
@@ -211,6 +268,7 @@ Result<bool> validate_inference_row(const RowReader& r, const Json& row, const s
         ++report.predicted;
       }
       e.serving = s;
+      e.note = sim.note;
     }
     report.entries.push_back(std::move(e));
     ++report.rows;

@@ -339,6 +339,11 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
     } else if (load == 3) {
       w.rate_per_s = 1e4;  // far past capacity: the queue only grows
     }
+    if (pick(0, 2) == 0) {
+      // A measured window: warm-up and cool-down left out.
+      w.warmup = pick(0, w.requests / 3);
+      w.cooldown = pick(0, w.requests / 3);
+    }
     if (pick(0, 1) == 1) {
       w.goodput.ttft_p99 = Seconds(std::uniform_real_distribution<double>(0.01, 2.0)(gen));
       w.goodput.tpot_p99 = Seconds(std::uniform_real_distribution<double>(0.005, 0.05)(gen));
@@ -363,6 +368,25 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
       break;
     }
   }
+}
+
+TEST_F(ServingTest, ASteadyRunLeavesOutTheUsersSynchronisedStart) {
+  // 64 users with no think time all send their first request at t = 0: the first round's
+  // prompts queue behind each other, after which the users drift apart. Measured in its steady
+  // state (the first requests, and at least one per user, left out), the run's p99 TTFT is
+  // below the whole run's, and it settles.
+  Workload w = work(2000, 1000, 200);
+  w.users = 64;
+  const ServingResult whole = simulate_serving(*model_, w, ServingSetup{});
+  const SettledResult steady = simulate_settled(*model_, w, ServingSetup{});
+  ASSERT_TRUE(steady.settled);
+  EXPECT_GE(steady.runs, 2);
+  EXPECT_LT(steady.result.ttft.p99, whole.ttft.p99);
+  // The warm-up counts as simulated, not measured.
+  EXPECT_GT(steady.result.simulated, steady.result.requests);
+  // Throughput is what completes while the measured requests arrive: a closed loop of 64 users
+  // holds 64 in flight, so rate x E2E = 64 within the run-to-run tolerance.
+  EXPECT_NEAR(steady.result.requests_per_s * steady.result.e2e.mean, 64.0, 64.0 * 0.05);
 }
 
 TEST(ServingDistribution, PercentilesAreExactThenWithinTheBucketWidth) {

@@ -3,6 +3,7 @@
 //
 // Layout of the directory: gpus/*.toml, gemm/*.toml (fitted GEMM tile models), fabrics/*.toml,
 // frameworks/*.toml, offers/*.toml, models/*.json (Hugging Face config.json files),
+// datasets/*.toml (benchmarks' request lengths; the folder may be absent),
 // params/memory.toml, params/training.toml, params/inference.toml and params/exchange.toml. Each
 // TOML file starts with `schema = 1`, gives every value with its unit ("141 GB", "4.8 TB/s") and
 // names its `source`. Loading stops at the first problem with an Error naming file:line:column and
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/dataset.h"
 #include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/model.h"
@@ -34,6 +36,7 @@ class Catalog {
   const std::vector<Model>& models() const { return models_; }
   const std::vector<Offer>& offers() const { return offers_; }
   const std::vector<Framework>& frameworks() const { return frameworks_; }
+  const std::vector<Dataset>& datasets() const { return datasets_; }
   const MemoryParams& memory_params() const { return memory_params_; }
   const TrainParams& train_params() const { return train_params_; }
   const InferenceParams& inference_params() const { return inference_params_; }
@@ -46,6 +49,7 @@ class Catalog {
   Result<const Fabric*> fabric(std::string_view id) const;
   Result<const Offer*> offer(std::string_view id) const;
   Result<const Framework*> framework(std::string_view id) const;
+  Result<const Dataset*> dataset(std::string_view id) const;
   // A run's software from "ID" or "ID@YEAR" (the year defaults to kCurrentYear, when every
   // default of the framework applies).
   Result<Software> software(std::string_view spec) const;
@@ -64,6 +68,7 @@ class Catalog {
   std::vector<Model> models_;
   std::vector<Offer> offers_;
   std::vector<Framework> frameworks_;
+  std::vector<Dataset> datasets_;
   MemoryParams memory_params_;
   TrainParams train_params_;
   InferenceParams inference_params_;

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/dataset.h"
 #include "gpuplan/inference.h"
 #include "gpuplan/result.h"
 
@@ -79,14 +80,23 @@ struct Workload {
   int64_t users = 0;
   Seconds think_time;
   // Per-request lengths, taken in order and repeated; empty: every request has input_tokens
-  // and output_tokens.
+  // and output_tokens, or draws them from these distributions (dataset.h) where given.
   std::vector<RequestLength> lengths;
+  std::optional<LengthDistribution> input_distribution;
+  std::optional<LengthDistribution> output_distribution;
   // Goodput: the requests whose own TTFT and TPOT are within these bounds (the objective's, read
   // per request) count as good; without bounds, every completed request does.
   Slo goodput;
+  // The requests measured, by the order they are issued: all but the first `warmup` (the system
+  // filling up) and the last `cooldown` (it draining). With either, throughput is what
+  // completes between the first and the last measured arrival, over that time; with neither,
+  // all output over the first arrival to the last completion, as benchmark harnesses report it.
+  int64_t warmup = 0;
+  int64_t cooldown = 0;
 
   RequestLength length(int64_t request) const;
   double mean_context() const;  // input + output, averaged over the requests
+  double mean_output() const;   // output tokens, averaged over the requests
   int64_t max_context() const;
 };
 
@@ -109,8 +119,9 @@ struct Percentiles {
 
 struct ServingResult {
   bool feasible = false;
-  Text reason;  // why not, when infeasible
-  int64_t requests = 0;
+  Text reason;                     // why not, when infeasible
+  int64_t requests = 0;            // measured
+  int64_t simulated = 0;           // issued and completed, a warm-up and cool-down included
   Seconds duration;                // first arrival to last completion
   double output_tokens_per_s = 0;  // over all instances
   double requests_per_s = 0;       // completed
@@ -128,6 +139,34 @@ struct ServingResult {
 
 ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
                                const ServingSetup& s);
+
+// How a steady load (Poisson arrivals, or a closed loop) is measured: all but the first and last
+// `edge` of a run's requests (the system filling up and draining; a closed loop also skips its
+// users' first requests, sent together), with runs that double from `first` requests until two
+// in a row agree within `tolerance` on throughput and the p50, p90 and p99 of TTFT, TPOT and E2E,
+// or `most` requests did not settle.
+struct SteadyState {
+  int64_t first = 2'000;    // requests in the first run (a closed loop: at least 10 per user)
+  int64_t most = 256'000;   // the most one run simulates
+  double tolerance = 0.03;  // relative; latencies within 0.03 ms agree
+  double edge = 0.1;        // share of a run unmeasured at either end
+};
+
+// `w` with its requests and its measured window set for a steady run of `requests` requests
+// (or, for a closed loop, at least 10 per user).
+Workload steady_run(const Workload& w, int64_t requests, const SteadyState& steady);
+
+// A simulation of `w` that runs until it settles (SteadyState), the request count of `w` aside;
+// an offline or static-batch workload, which has no steady state, is simulated as given.
+// `settled` says whether it did; when not, the load is past what the setup sustains (queues
+// grow without bound) or `most` was too few.
+struct SettledResult {
+  ServingResult result;
+  bool settled = true;
+  int64_t runs = 0;
+};
+SettledResult simulate_settled(const InferenceModel& model, const Workload& w,
+                               const ServingSetup& s, const SteadyState& steady = {});
 
 // Requests to simulate for a closed loop of `users`: at least 4 per user, so that the loop
 // reaches its steady state, and at least the workload's own count.

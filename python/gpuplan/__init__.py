@@ -254,8 +254,9 @@ def data_dir():
 
 
 class _Catalog:
-    """The catalog: ``gpus()``, ``fabrics()``, ``models()``, ``offers()``, ``frameworks()``
-    list its entries as answers; ``show(id)`` shows one. ``data`` is another catalog directory.
+    """The catalog: ``gpus()``, ``fabrics()``, ``models()``, ``offers()``, ``frameworks()``,
+    ``datasets()`` list its entries as answers; ``show(id)`` shows one. ``data`` is another
+    catalog directory.
     """
 
     def _list(self, kind, data):
@@ -277,12 +278,16 @@ class _Catalog:
     def frameworks(self, data=None):
         return self._list("frameworks", data)
 
+    def datasets(self, data=None):
+        return self._list("datasets", data)
+
     def show(self, id, data=None):
         positional = ([f"--data={os.fspath(data)}"] if data is not None else []) + ["show", id]
         return _answer(Answer, _run("catalog", positional, {}))
 
     def __repr__(self):
-        return "gpuplan.catalog (gpus(), fabrics(), models(), offers(), frameworks(), show(id))"
+        return ("gpuplan.catalog (gpus(), fabrics(), models(), offers(), frameworks(), "
+                "datasets(), show(id))")
 
 
 catalog = _Catalog()

@@ -69,6 +69,49 @@ void list_frameworks(const Catalog& c) {
       "ID@YEAR\n");
 }
 
+void list_datasets(const Catalog& c) {
+  Table t({"id", "requests", "prompt mean", "prompt max", "output mean", "output max", "name"},
+          {false, true, true, true, true, true, false});
+  for (const Dataset& d : c.datasets()) {
+    t.add({d.id, grouped(d.samples), fmt::format("{:.0f}", d.input.mean()), grouped(d.input.max()),
+           fmt::format("{:.0f}", d.output.mean()), grouped(d.output.max()), d.name});
+  }
+  emit("{}", t.str());
+  emit("tokens per request; serve --dataset ID draws each request's lengths from one\n");
+}
+
+void write_dataset_json(JsonWriter& w, const Dataset& d) {
+  w.begin_object()
+      .field("id", d.id)
+      .field("kind", "dataset")
+      .field("name", d.name)
+      .field("samples", d.samples)
+      .field("input_mean_tokens", d.input.mean())
+      .field("input_max_tokens", d.input.max())
+      .field("output_mean_tokens", d.output.mean())
+      .field("output_max_tokens", d.output.max())
+      .field("source", d.source)
+      .end_object();
+}
+
+void write_framework_json(JsonWriter& w, const Framework& f) {
+  w.begin_object()
+      .field("id", f.id)
+      .field("kind", "framework")
+      .field("name", f.name)
+      .field("pipeline", std::string(pipeline_engine_name(f.pipeline)))
+      .field("weight_bytes", f.weight_bytes)
+      .field("gradient_bytes", f.gradient_bytes)
+      .field("master_bytes", f.master_bytes)
+      .field("fused_attention_since", f.fused_attention_since)
+      .field("hopper_attention_since", f.hopper_attention_since)
+      .field("overlap_grad_reduce_since", f.overlap_grad_reduce_since)
+      .field("tp_comm_overlap_since", f.tp_comm_overlap_since)
+      .field("zero3_prefetch_since", f.zero3_prefetch_since)
+      .field("source", f.source)
+      .end_object();
+}
+
 void list_models(const Catalog& c) {
   Table t({"id", "type", "params", "active", "layers", "hidden", "heads (kv)", "context"},
           {false, false, true, true, true, true, true, true});
@@ -305,10 +348,16 @@ int list_json_array(const Catalog& c, const std::string& kind) {
   } else if (kind == "offers") {
     for (const Offer& o : c.offers())
       write_offer_json(w, o);
+  } else if (kind == "frameworks") {
+    for (const Framework& f : c.frameworks())
+      write_framework_json(w, f);
+  } else if (kind == "datasets") {
+    for (const Dataset& d : c.datasets())
+      write_dataset_json(w, d);
   } else {
     return report_error(kName,
                         Error{"--json", fmt::format("lists one kind, not '{}'", kind),
-                              "give gpus, fabrics, models or offers"},
+                              "give gpus, fabrics, models, offers, frameworks or datasets"},
                         kExitUsage);
   }
   w.end_array();
@@ -327,9 +376,10 @@ int run_catalog(const std::vector<std::string>& args) {
   std::string data;
   app.add_option("--data", data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
   std::string kind;
-  CLI::App* list =
-      app.add_subcommand("list", "list entries: gpus, fabrics, models, offers or frameworks");
-  list->add_option("kind", kind, "gpus | fabrics | models | offers | frameworks (default: all)");
+  CLI::App* list = app.add_subcommand(
+      "list", "list entries: gpus, fabrics, models, offers, frameworks or datasets");
+  list->add_option("kind", kind,
+                   "gpus | fabrics | models | offers | frameworks | datasets (default: all)");
   bool list_json = false;
   list->add_flag("--json", list_json,
                  "print one kind as a JSON array (gpus, fabrics, models, offers)");
@@ -348,7 +398,8 @@ int run_catalog(const std::vector<std::string>& args) {
     return report_error(kName, c.error());
 
   if (list->parsed()) {
-    const std::vector<std::string> kinds = {"gpus", "fabrics", "models", "offers", "frameworks"};
+    const std::vector<std::string> kinds = {"gpus",   "fabrics",    "models",
+                                            "offers", "frameworks", "datasets"};
     if (!kind.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
       return report_error(
           kName,
@@ -383,6 +434,11 @@ int run_catalog(const std::vector<std::string>& args) {
       if (all)
         emit("\nframeworks:\n");
       list_frameworks(*c);
+    }
+    if (all || kind == "datasets") {
+      if (all)
+        emit("\ndatasets:\n");
+      list_datasets(*c);
     }
     return kExitOk;
   }

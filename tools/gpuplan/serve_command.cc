@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "command.h"
 #include "flags.h"
@@ -32,6 +33,8 @@ int usage(const std::string& flag, const std::string& what, const std::string& h
 
 struct ServeFlags {
   std::string model, gpu, offer, price, lengths, precision = "bf16", kv_precision;
+  std::string dataset, input_dist, output_dist;
+  double input_sd = -1, output_sd = -1;
   std::string balancer = "least-loaded", kv_policy = "reserve", slo_ttft, slo_tpot, think,
               scale_out, data, profile;
   int64_t tp = 0, pp = 0, max_tp = 8, gpus_per_node = 0, nics_per_node = 0;
@@ -58,6 +61,15 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--lengths", f.lengths,
                  "CSV of per-request lengths (header input_tokens,output_tokens), instead of "
                  "--input and --output");
+  app.add_option("--dataset", f.dataset,
+                 "request lengths drawn from a benchmark's data set (gpuplan catalog list "
+                 "datasets), instead of --input and --output");
+  app.add_option("--input-dist", f.input_dist,
+                 "prompt lengths drawn from uniform, normal or lognormal, --input the mean");
+  app.add_option("--input-sd", f.input_sd, "with --input-dist: the standard deviation, tokens");
+  app.add_option("--output-dist", f.output_dist,
+                 "output lengths drawn from uniform, normal or lognormal, --output the mean");
+  app.add_option("--output-sd", f.output_sd, "with --output-dist: the standard deviation, tokens");
   app.add_option("--tp", f.tp, "GPUs per instance (tensor parallel); default: try 1, 2, 4, 8")
       ->check(rule(fields::kParallel));
   app.add_option("--pp", f.pp,
@@ -122,14 +134,27 @@ std::optional<int> check_flags(ServeFlags& f) {
                  f.gpu.empty() ? "is required" : "give --gpu or --offer, not both",
                  "e.g. --gpu h100-sxm or --offer aws-p5.48xlarge");
   }
-  if (f.lengths.empty() && (f.input < 1 || f.output < 1)) {
+  if (!f.lengths.empty() && !f.dataset.empty()) {
+    return usage("--dataset", "give --lengths or --dataset, not both", "");
+  }
+  const bool given = !f.lengths.empty() || !f.dataset.empty();
+  if (!given && (f.input < 1 || f.output < 1)) {
     return usage(f.input < 1 ? "--input" : "--output",
                  f.input == 0 || f.output == 0 ? "is required" : "must be at least 1 token",
-                 "give --input and --output, or --lengths FILE");
+                 "give --input and --output, or --lengths FILE, or --dataset ID");
   }
-  if (!f.lengths.empty() && (f.input != 0 || f.output != 0)) {
-    return usage("--lengths", "the file gives every request's lengths",
-                 "drop --input and --output");
+  if (given && (f.input != 0 || f.output != 0 || !f.input_dist.empty() || !f.output_dist.empty())) {
+    return usage(f.lengths.empty() ? "--dataset" : "--lengths",
+                 f.lengths.empty() ? "the data set gives every request's lengths"
+                                   : "the file gives every request's lengths",
+                 "drop --input, --output and their distributions");
+  }
+  for (const auto& [flag, dist, sd] : {std::tuple{"--input-sd", &f.input_dist, f.input_sd},
+                                       std::tuple{"--output-sd", &f.output_dist, f.output_sd}}) {
+    if (dist->empty() != (sd < 0)) {
+      return usage(flag, dist->empty() ? "goes with a distribution" : "is required",
+                   "give --input-dist KIND --input-sd SD (likewise for the output)");
+    }
   }
   // Ranges are the flags' field rules (fields.h); what is left is how the flags combine, and
   // the closed loop's own limit: every user needs several requests simulated.
@@ -269,6 +294,41 @@ Result<ServeReport> read_flags(const ServeFlags& f) {
   return a;
 }
 
+// Request lengths from a data set or drawn from distributions: the answer shows the means.
+Result<bool> read_distributions(const ServeFlags& f, const Catalog& c, ServeReport& a) {
+  Workload& w = a.job.workload;
+  if (!f.dataset.empty()) {
+    Result<const Dataset*> d = c.dataset(f.dataset);
+    if (!d) {
+      return fail("--dataset", d.error().what, d.error().hint);
+    }
+    w.input_distribution = (*d)->input;
+    w.output_distribution = (*d)->output;
+  }
+  if (!f.input_dist.empty()) {
+    GPUPLAN_ASSIGN_OR_RETURN(
+        w.input_distribution,
+        parametric_lengths(f.input_dist, static_cast<double>(f.input), f.input_sd, "--input-dist"));
+  }
+  if (!f.output_dist.empty()) {
+    GPUPLAN_ASSIGN_OR_RETURN(w.output_distribution,
+                             parametric_lengths(f.output_dist, static_cast<double>(f.output),
+                                                f.output_sd, "--output-dist"));
+  }
+  if (!w.input_distribution && !w.output_distribution) {
+    return true;
+  }
+  a.input = std::llround(w.mean_context() - w.mean_output());
+  a.output = std::llround(w.mean_output());
+  const std::string from = f.dataset.empty()
+                               ? say(f.out.lang, "drawn lengths", "tamanhos sorteados")
+                               : say(f.out.lang, "lengths from {}", "tamanhos de {}", f.dataset);
+  a.per_request =
+      say(f.out.lang, "{} (means {} -> {} tokens, longest {})",
+          "{} (médias {} -> {} tokens, maior {})", from, a.input, a.output, w.max_context());
+  return true;
+}
+
 // Request lengths from a trace: the workload takes them in turn; the answer shows the means.
 Result<bool> read_lengths(const ServeFlags& f, ServeReport& a) {
   if (f.lengths.empty()) {
@@ -368,8 +428,13 @@ int run_serve(const std::vector<std::string>& args) {
     return report_error(kName, model.error());
   }
   a.model = model->id;
+  if (Result<bool> d = read_distributions(f, *catalog, a); !d) {
+    return report_error(kName, d.error(), kExitUsage);
+  }
   if (Result<int64_t> c = check_context(*model, a.job.workload.max_context(),
-                                        f.lengths.empty() ? "--input + --output" : "--lengths");
+                                        !f.lengths.empty()   ? "--lengths"
+                                        : !f.dataset.empty() ? "--dataset"
+                                                             : "--input + --output");
       !c) {
     return report_error(kName, c.error(), kExitUsage);
   }

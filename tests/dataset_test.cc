@@ -1,0 +1,101 @@
+#include "gpuplan/dataset.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "gpuplan/catalog.h"
+#include "gpuplan/serving.h"
+#include "loaders.h"
+#include "shipped_catalog.h"
+
+namespace gpuplan {
+namespace {
+
+TEST(LengthDistribution, IsPiecewiseLinearBetweenItsQuantiles) {
+  // Quantiles 10 at p = 0, 20 at 0.5, 60 at 1: the median is 20, p = 0.75 halfway to 60 (40),
+  // and the mean the trapezoids' 0.5 x 15 + 0.5 x 40 = 27.5.
+  const LengthDistribution d({0.0, 0.5, 1.0}, {10.0, 20.0, 60.0});
+  EXPECT_EQ(d.at(0.0), 10);
+  EXPECT_EQ(d.at(0.5), 20);
+  EXPECT_EQ(d.at(0.75), 40);
+  EXPECT_EQ(d.at(0.999999), 60);
+  EXPECT_DOUBLE_EQ(d.mean(), 27.5);
+  EXPECT_EQ(d.max(), 60);
+}
+
+TEST(LengthDistribution, ParametricFormsKeepTheirMeanAndSpread) {
+  // Uniform with mean 500 and sd 100 spans 500 +- 100 sqrt(3) = 326.8 .. 673.2, its mean exact.
+  const LengthDistribution u = *parametric_lengths("uniform", 500, 100, "t");
+  EXPECT_NEAR(u.mean(), 500, 1e-9);
+  EXPECT_EQ(u.at(0.0), 327);
+  EXPECT_EQ(u.max(), 673);
+  // Normal: symmetric, its median the mean; cut at 0.05 % and 99.95 % (z = 3.29).
+  const LengthDistribution n = *parametric_lengths("normal", 500, 100, "t");
+  EXPECT_EQ(n.at(0.5), 500);
+  EXPECT_NEAR(n.mean(), 500, 1.0);
+  EXPECT_EQ(n.max(), std::lround(500 + 3.2905 * 100));
+  // Lognormal with mean 400 and sd 300: sigma^2 = ln(1 + 300^2/400^2) = 0.446, median
+  // 400 / sqrt(1.5625) = 320; the quantile table's mean is within 2 % of 400 (its tails cut).
+  const LengthDistribution l = *parametric_lengths("lognormal", 400, 300, "t");
+  EXPECT_EQ(l.at(0.5), 320);
+  EXPECT_NEAR(l.mean(), 400, 8.0);
+  Result<LengthDistribution> bad = parametric_lengths("lognormall", 400, 300, "--input-dist");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message(),
+            "--input-dist: unknown distribution 'lognormall'; did you mean 'lognormal'?");
+}
+
+TEST(Dataset, MlperfSetsLoadWithTheirSourcesMeans) {
+  // data/datasets: the Llama 2 70B set's outputs are scaled to the 294.45 tokens MLPerf's
+  // accuracy check asks of the model's answers; its prompts keep the data set's mean (222.8).
+  const Catalog& c = shipped_catalog();
+  const Dataset& d = **c.dataset("mlperf-llama2-70b-openorca");
+  EXPECT_EQ(d.samples, 24576);
+  EXPECT_NEAR(d.output.mean(), 294.45, 0.1);
+  EXPECT_NEAR(d.input.mean(), 222.8, 0.1);
+  EXPECT_EQ(d.output.max(), 1024);
+  EXPECT_FALSE(c.dataset("mlperf-llama2-70b").has_value());
+}
+
+TEST(Dataset, AFileWhoseQuantilesFallIsRefusedWithItsLine) {
+  const std::string path = ::testing::TempDir() + "falling.toml";
+  std::ofstream(path) << "schema = 1\nid = \"falling\"\nname = \"x\"\nsamples = 10\n"
+                         "probabilities = [0, 0.5, 1]\ninput_tokens = [10, 30, 20]\n"
+                         "output_tokens = [1, 2, 3]\nsource = \"test\"\n";
+  Result<Dataset> d = detail::load_dataset(path);
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().message(),
+            path + ":6:16: the token counts must not fall; they are quantiles");
+  std::remove(path.c_str());
+}
+
+TEST(Dataset, ARequestDrawsTheSameLengthsInEveryRun) {
+  // Lengths are a function of the seed and the request's order, so any two simulations of one
+  // workload serve the same requests; over many, the draws' mean is the distribution's.
+  Workload w;
+  w.input_distribution = *parametric_lengths("uniform", 300, 50, "t");
+  w.output_distribution = *parametric_lengths("normal", 100, 20, "t");
+  Workload again = w;
+  double in = 0, out = 0;
+  constexpr int kRequests = 20000;
+  for (int i = 0; i < kRequests; ++i) {
+    const RequestLength a = w.length(i), b = again.length(i);
+    EXPECT_EQ(a.input, b.input);
+    EXPECT_EQ(a.output, b.output);
+    in += static_cast<double>(a.input);
+    out += static_cast<double>(a.output);
+  }
+  // The standard error of a mean of 20,000 draws of sd 50 is 0.35: within 1.5 tokens.
+  EXPECT_NEAR(in / kRequests, 300, 1.5);
+  EXPECT_NEAR(out / kRequests, 100, 1.5);
+  EXPECT_NEAR(w.mean_context(), 400, 0.5);
+  Workload other = w;
+  other.seed = 2;
+  EXPECT_NE(other.length(0).input, w.length(0).input);
+}
+
+}  // namespace
+}  // namespace gpuplan
