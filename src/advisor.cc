@@ -39,16 +39,16 @@ std::optional<Money> convert(const Money& m, const std::string& currency,
   return std::nullopt;
 }
 
-bool site_allowed(const Offer& o, const std::vector<std::string>& residency) {
-  if (residency.empty()) {
-    return true;
-  }
+// The offer's sites where the data may stay, in catalog order; all of them without a residency.
+std::vector<const Site*> allowed_sites(const Offer& o, const std::vector<std::string>& residency) {
+  std::vector<const Site*> allowed;
   for (const Site& s : o.sites) {
-    if (std::find(residency.begin(), residency.end(), s.country) != residency.end()) {
-      return true;
+    if (residency.empty() ||
+        std::find(residency.begin(), residency.end(), s.country) != residency.end()) {
+      allowed.push_back(&s);
     }
   }
-  return false;
+  return allowed;
 }
 
 Task task_of(JobKind k) {
@@ -218,18 +218,18 @@ const ServeOption& no_shape(const ServeAnswer& a) {
 
 // Serving through serve.h, as `gpuplan serve --offer` sizes it: the best shape per GPU on the
 // offer's node and network, and the replicas the users (or the rate) need within the latency
-// target, on as many of the offer's nodes as that takes.
+// target. One replica spans at most the nodes the offer rents as one cluster; the fleet may take
+// any number of such servers (up to the job's max_nodes), spread over the allowed sites.
 PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog& c, const Offer& o,
                            ServeShapeCache& shapes) {
   PlanCandidate best;
   best.offer = &o;
   const Gpu& gpu = **c.gpu(o.gpu);
-  const int64_t node_limit = std::min(o.max_nodes, job.max_nodes);
   ServeJob sj;
   sj.base = offer_instance(c, o);
   sj.base.precision = job.precision;
   sj.base.kv_precision = default_kv_precision(job.precision);
-  sj.max_pp = node_limit;
+  sj.max_pp = std::min(o.max_nodes, job.max_nodes);
   sj.workload.input_tokens = job.input_tokens;
   sj.workload.output_tokens = job.output_tokens;
   if (job.users > 0) {
@@ -255,10 +255,6 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
     return best;
   }
   const ServeFleet& f = *a.fleet;
-  const int64_t nodes =
-      b->gpus <= o.gpus_per_node
-          ? (f.replicas + o.gpus_per_node / b->gpus - 1) / (o.gpus_per_node / b->gpus)
-          : f.replicas * ((b->gpus + o.gpus_per_node - 1) / o.gpus_per_node);
   if (!f.met) {
     best.why = Why::kObjective;
     best.why_not = {fmt::format("cannot serve: {} replicas of {} still miss the latency target",
@@ -267,13 +263,26 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
                                 f.replicas, shape_name(*b))};
     return best;
   }
-  if (nodes > node_limit) {
+  // A replica wider than a node takes whole nodes of its own; narrower ones share nodes.
+  const int64_t replica_nodes = (b->gpus + o.gpus_per_node - 1) / o.gpus_per_node;
+  const int64_t per_node = b->gpus <= o.gpus_per_node ? o.gpus_per_node / b->gpus : 1;
+  const int64_t units = (f.replicas + per_node - 1) / per_node;  // nodes, or groups of them
+  const int64_t nodes = units * replica_nodes;
+  if (nodes > job.max_nodes) {
     best.why = Why::kNodes;
-    best.why_not = {fmt::format("cannot serve: needs {} nodes of {} (at {}), the offer has {}",
-                                nodes, o.gpus_per_node, shape_name(*b), node_limit),
-                    fmt::format("não serve: precisa de {} nós de {} (em {}), a oferta tem {}",
-                                nodes, o.gpus_per_node, shape_name(*b), node_limit)};
+    best.why_not = {fmt::format("cannot serve: needs {} nodes of {} (at {}), more than the {} "
+                                "allowed (--max-nodes)",
+                                nodes, o.gpus_per_node, shape_name(*b), job.max_nodes),
+                    fmt::format("não serve: precisa de {} nós de {} (em {}), mais que os {} "
+                                "permitidos (--max-nodes)",
+                                nodes, o.gpus_per_node, shape_name(*b), job.max_nodes)};
     return best;
+  }
+  const std::vector<const Site*> where = allowed_sites(o, job.residency);
+  const int64_t n_sites = std::min<int64_t>(static_cast<int64_t>(where.size()), units);
+  for (int64_t i = 0; i < n_sites; ++i) {
+    const int64_t share = units / n_sites + (i < units % n_sites ? 1 : 0);
+    best.sites.push_back({where[static_cast<size_t>(i)]->id, share * replica_nodes});
   }
   best.feasible = true;
   best.nodes = nodes;
@@ -349,7 +358,7 @@ std::set<std::string> foreign_currencies(const PlanJob& job, const Catalog& cata
   for (const Offer& o : catalog.offers()) {
     const bool asked = job.offers.empty() ||
                        std::find(job.offers.begin(), job.offers.end(), o.id) != job.offers.end();
-    if (!asked || !site_allowed(o, job.residency)) {
+    if (!asked || allowed_sites(o, job.residency).empty()) {
       continue;
     }
     if (const auto p = job.prices.find(o.id); p != job.prices.end()) {
@@ -502,6 +511,13 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
   return check_currencies(job, catalog);
 }
 
+std::string sites_text(const std::vector<SiteNodes>& sites) {
+  std::vector<std::string> parts;
+  for (const SiteNodes& s : sites)
+    parts.push_back(fmt::format("{}: {}", s.site, s.nodes));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 std::string plan_headline(const Plan& plan, const PlanJob& job, Lang lang) {
   const bool pt = lang == Lang::kPt;
   switch (plan.verdict) {
@@ -542,13 +558,18 @@ std::string plan_headline(const Plan& plan, const PlanJob& job, Lang lang) {
           : pt          ? number(job.rate_per_s, 2, lang) + " requisições/s"
                         : fmt::format("{:.4g} requests/s", job.rate_per_s);
       const std::string tpot = number(b.tpot.si() * 1e3, 0, lang);
+      // Where the nodes go: one site by name, several with their shares.
+      const std::string where = b.sites.size() == 1
+                                    ? fmt::format(" {} {}", pt ? "em" : "in", b.sites.front().site)
+                                    : "; " + sites_text(b.sites);
       return pt ? fmt::format(
-                      "Servir {} pede {} x {} em {} ({} nó(s)): {} ms no p99 por token de "
+                      "Servir {} pede {} x {} em {} ({} nó(s){}): {} ms no p99 por token de "
                       "saída{}.",
-                      load, b.gpus, gpu, b.offer->id, b.nodes, tpot, cost)
+                      load, b.gpus, gpu, b.offer->id, b.nodes, where, tpot, cost)
                 : fmt::format(
-                      "Serving {} needs {} x {} on {} ({} node(s)): {} ms p99 per output token{}.",
-                      load, b.gpus, gpu, b.offer->id, b.nodes, tpot, cost);
+                      "Serving {} needs {} x {} on {} ({} node(s){}): {} ms p99 per output "
+                      "token{}.",
+                      load, b.gpus, gpu, b.offer->id, b.nodes, where, tpot, cost);
     }
     case PlanVerdict::kOneGpu:
       return pt ? fmt::format("Uma {} basta: {} termina em {}{}.", gpu, b.offer->id, time, cost)
@@ -586,7 +607,7 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
         std::find(job.offers.begin(), job.offers.end(), o.id) == job.offers.end()) {
       continue;  // not asked about
     }
-    if (!site_allowed(o, job.residency)) {
+    if (allowed_sites(o, job.residency).empty()) {
       std::vector<std::string> where;
       for (const Site& s : o.sites)
         where.push_back(fmt::format("{} ({})", s.id, s.country));
@@ -661,6 +682,17 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   }
   if (!rate.note.empty() && !plan.ranked.empty()) {
     plan.notes.push_back(rate.note);
+  }
+  if (std::any_of(plan.ranked.begin(), plan.ranked.end(),
+                  [](const PlanCandidate& p) { return p.sites.size() > 1; })) {
+    plan.notes.push_back(
+        {"sites: replicas need no link between servers, so a fleet's servers are spread over "
+         "the sites the data may stay in, and losing one site loses only its share; how many "
+         "servers a site has free is not published: confirm with the provider",
+         "locais: réplicas não precisam de ligação entre servidores, então os servidores da "
+         "frota são distribuídos pelos locais onde os dados podem ficar, e perder um local perde "
+         "só a sua parte; quantos servidores um local tem livres não é público: confirme com o "
+         "provedor"});
   }
   // Believability: a predicted MFU above every published run on that GPU and precision (the
   // catalog's validation file).

@@ -229,10 +229,47 @@ TEST_F(AdvisorTest, ServingRefusalsSayTheirKind) {
   ASSERT_EQ(small.rejected.size(), 1U);
   EXPECT_EQ(small.rejected[0].why, Why::kMemory) << small.rejected[0].why_not.en;
   // eveo-h200 is one H200 NVL: 131.4 GiB of weights leave 4.7 GiB of KV cache, 11 contexts
-  // of 1,300 tokens (serve's table), so 2,000 users need far more than its one node.
-  const Plan few = plan(serve_job("llama-3.1-70b", "eveo-h200", 2000, 1000, 300, 0.05));
+  // of 1,300 tokens (serve's table), so 2,000 users need far more than 100 servers of it
+  // (2,000 / 11 = 182 at the very least).
+  PlanJob few_job = serve_job("llama-3.1-70b", "eveo-h200", 2000, 1000, 300, 0.05);
+  few_job.max_nodes = 100;
+  const Plan few = plan(few_job);
   ASSERT_EQ(few.rejected.size(), 1U);
   EXPECT_EQ(few.rejected[0].why, Why::kNodes) << few.rejected[0].why_not.en;
+  EXPECT_NE(few.rejected[0].why_not.en.find("more than the 100 allowed (--max-nodes)"),
+            std::string::npos)
+      << few.rejected[0].why_not.en;
+}
+
+TEST_F(AdvisorTest, AServingFleetTakesManyServersOfAOneServerOfferAtTheAllowedSites) {
+  // eveo-hgx-8xh200 rents one HGX board as a cluster (max_nodes 1), at SP1, SP2, PR1, CE1 (BR)
+  // and FL1 (US). Replicas of Llama 3.1 70B need no link between them, so 2,000 users are
+  // served by as many boards as the replicas fill, kept in Brazil.
+  PlanJob j = serve_job("llama-3.1-70b", "eveo-hgx-8xh200", 2000, 1000, 300, 0.05);
+  j.residency = {"BR"};
+  j.prices["eveo-hgx-8xh200"] = Money{250, "BRL"};
+  const Plan p = plan(j);
+  ASSERT_EQ(p.ranked.size(), 1U) << (p.rejected.empty() ? "" : p.rejected[0].why_not.en);
+  const PlanCandidate& c = p.ranked[0];
+  EXPECT_GT(c.nodes, 1);
+  // Every replica fits on a board (tp <= 8): the boards are the replicas over the replicas
+  // one board holds, rounded up.
+  const int64_t tp = c.gpus / c.replicas;
+  ASSERT_LE(tp, 8);
+  EXPECT_EQ(c.nodes, (c.replicas + 8 / tp - 1) / (8 / tp));
+  // Spread over the four BR sites in catalog order, never FL1; shares differ by at most one.
+  ASSERT_EQ(c.sites.size(), 4U);
+  int64_t total = 0;
+  for (size_t i = 0; i < c.sites.size(); ++i) {
+    EXPECT_EQ(c.sites[i].site, std::vector<std::string>({"SP1", "SP2", "PR1", "CE1"})[i]);
+    EXPECT_LE(c.sites.front().nodes - c.sites[i].nodes, 1);
+    total += c.sites[i].nodes;
+  }
+  EXPECT_EQ(total, c.nodes);
+  // The cost is every board for a month of 730 h at the given 250 BRL/h.
+  ASSERT_TRUE(c.cost.has_value());
+  EXPECT_DOUBLE_EQ(c.cost->amount, 250.0 * static_cast<double>(c.nodes) * 730.0);
+  EXPECT_NE(p.headline.find("SP1: "), std::string::npos) << p.headline;
 }
 
 TEST_F(AdvisorTest, AModelTooBigForOneNodeIsServedByPipelineStagesAcrossNodes) {
@@ -244,6 +281,9 @@ TEST_F(AdvisorTest, AModelTooBigForOneNodeIsServedByPipelineStagesAcrossNodes) {
   EXPECT_NE(c.layout.en.find("tp 8 pp 2"), std::string::npos) << c.layout.en;
   EXPECT_EQ(c.gpus, c.replicas * 16);
   EXPECT_EQ(c.nodes, c.replicas * 2);
+  // A replica's two stages are one cluster: never split between sites.
+  for (const SiteNodes& s : c.sites)
+    EXPECT_EQ(s.nodes % 2, 0) << s.site;
   EXPECT_LE(c.tpot.si(), 0.2);
 }
 

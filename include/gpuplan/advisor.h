@@ -52,7 +52,13 @@ struct PlanJob {
   std::optional<double> usd_rate;       // units of `currency` per USD
   Bytes egress;                         // data that leaves the provider
   std::map<std::string, Money> prices;  // per node-hour, for offers without a public price
-  int64_t max_nodes = 256;              // largest node count tried per offer
+  int64_t max_nodes = 256;              // most nodes per offer: a training cluster or a fleet
+};
+
+// Servers of a serving fleet at one of the offer's sites.
+struct SiteNodes {
+  std::string site;  // Site::id
+  int64_t nodes = 0;
 };
 
 // One offer's answer.
@@ -76,7 +82,11 @@ struct PlanCandidate {
   int64_t replicas = 0;           // serving
   int64_t batch_per_replica = 0;  // serving: users per replica (0 for a request rate)
   Seconds tpot;                   // serving: p99 time per output token
-  Text price_note;                // a missing price, a currency not converted
+  // Serving: the fleet's nodes spread over the offer's sites the residency allows, in catalog
+  // order, a replica never split between sites. Replicas behind a load balancer need no link
+  // between servers, so a fleet is not bound by the offer's max_nodes (that bounds one replica).
+  std::vector<SiteNodes> sites;
+  Text price_note;  // a missing price, a currency not converted
 };
 
 // The kind of plain answer a plan gives; plan_headline() writes it in either language.
@@ -99,6 +109,9 @@ struct Plan {
   // For a full training job nothing can run: the offers where a LoRA fine-tune would.
   std::vector<Text> lora_alternative;
 };
+
+// "SP1: 3, SP2: 2" — nodes per site, the same in every language.
+std::string sites_text(const std::vector<SiteNodes>& sites);
 
 // The plain answer for people: "You need a cluster: 4 nodes of ... finish in 3.2 days, ...".
 std::string plan_headline(const Plan& plan, const PlanJob& job, Lang lang);

@@ -82,9 +82,11 @@ void print_json(const PlanJob& job, const Plan& plan) {
       } else {
         w.field("layout", p.layout.en)
             .field("replicas", p.replicas)
-            .field("users_per_replica", p.batch_per_replica)
-            .field("tpot_p99_s", p.tpot.si())
-            .field("output_tokens_per_s", p.tokens_per_s);
+            .field("users_per_replica", p.batch_per_replica);
+        w.key("sites").begin_array();
+        for (const SiteNodes& s : p.sites)
+          w.begin_object().field("site", s.site).field("nodes", s.nodes).end_object();
+        w.end_array().field("tpot_p99_s", p.tpot.si()).field("output_tokens_per_s", p.tokens_per_s);
       }
       w.field("energy_at_tdp_j", p.energy_joules);
       if (p.cost) {
@@ -145,11 +147,11 @@ Table ranked_table(const PlanJob& job, const Plan& plan, Lang lang) {
   const bool serving = job.kind == JobKind::kServe;
   Table t =
       serving
-          ? Table(
-                {tr(lang, "rank", "posição"), tr(lang, "offer", "oferta"), tr(lang, "nodes", "nós"),
-                 "GPUs", "layout", tr(lang, "p99 ms/token", "p99 ms/token"),
-                 tr(lang, "output tok/s", "tokens de saída/s"), tr(lang, "per month", "por mês")},
-                {true, false, true, true, false, true, true, true})
+          ? Table({tr(lang, "rank", "posição"), tr(lang, "offer", "oferta"),
+                   tr(lang, "nodes", "nós"), tr(lang, "sites", "locais"), "GPUs", "layout",
+                   tr(lang, "p99 ms/token", "p99 ms/token"),
+                   tr(lang, "output tok/s", "tokens de saída/s"), tr(lang, "per month", "por mês")},
+                  {true, false, true, false, true, false, true, true, true})
           : Table({tr(lang, "rank", "posição"), tr(lang, "offer", "oferta"),
                    tr(lang, "nodes", "nós"), "GPUs", "layout", tr(lang, "time", "tempo"), "MFU (%)",
                    tr(lang, "scaling (%)", "escala (%)"), tr(lang, "energy (MWh)", "energia (MWh)"),
@@ -158,7 +160,7 @@ Table ranked_table(const PlanJob& job, const Plan& plan, Lang lang) {
   for (size_t i = 0; i < plan.ranked.size(); ++i) {
     const PlanCandidate& p = plan.ranked[i];
     if (serving) {
-      t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
+      t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes), sites_text(p.sites),
              fmt::format("{}", p.gpus), p.layout.in(lang), number(p.tpot.si() * 1e3, 1, lang),
              number(std::round(p.tokens_per_s), 0, lang), money_text(p.cost, lang)});
     } else {
@@ -214,23 +216,46 @@ void print_text(const PlanJob& job, const Plan& plan, Lang lang) {
 // Every offer, ranked first, then rejected, the numbers as programs read them.
 void print_csv(const PlanJob& job, const Plan& plan) {
   const bool serving = job.kind == JobKind::kServe;
-  Table t({"rank", "offer", "feasible", "nodes", "gpus", "layout",
-           serving ? "tpot_p99_s" : "time_s", serving ? "output_tokens_per_s" : "tokens_per_s",
-           serving ? "replicas" : "mfu", serving ? "cost_per_month" : "cost", "currency",
-           "why_kind", "why_not"});
+  std::vector<std::string> head = {"rank",
+                                   "offer",
+                                   "feasible",
+                                   "nodes",
+                                   "gpus",
+                                   "layout",
+                                   serving ? "tpot_p99_s" : "time_s",
+                                   serving ? "output_tokens_per_s" : "tokens_per_s",
+                                   serving ? "replicas" : "mfu",
+                                   serving ? "cost_per_month" : "cost",
+                                   "currency",
+                                   "why_kind",
+                                   "why_not"};
+  if (serving)
+    head.insert(head.begin() + 4, "sites");  // "SP1: 3, SP2: 2"
+  Table t(head);
   auto add = [&](const PlanCandidate& p, const std::string& rank) {
+    std::vector<std::string> row;
     if (!p.feasible) {
-      t.add({rank, p.offer->id, "false", "", "", "", "", "", "", "", "",
-             std::string(why_name(p.why)), p.why_not.en});
-      return;
+      row = {rank,        p.offer->id, "false", "", "", "",
+             "",          "",          "",      "", "", std::string(why_name(p.why)),
+             p.why_not.en};
+    } else {
+      row = {rank,
+             p.offer->id,
+             "true",
+             fmt::format("{}", p.nodes),
+             fmt::format("{}", p.gpus),
+             serving ? p.layout.en : train_layout_text(p.training->job),
+             fmt::format("{:.6g}", serving ? p.tpot.si() : p.time.si()),
+             fmt::format("{:.6g}", p.tokens_per_s),
+             serving ? fmt::format("{}", p.replicas) : fmt::format("{:.4g}", p.mfu),
+             p.cost ? fmt::format("{:.2f}", p.cost->amount) : "",
+             p.cost ? p.cost->currency : "",
+             p.why_not.empty() ? "" : std::string(why_name(p.why)),
+             p.why_not.en};
     }
-    t.add({rank, p.offer->id, "true", fmt::format("{}", p.nodes), fmt::format("{}", p.gpus),
-           serving ? p.layout.en : train_layout_text(p.training->job),
-           fmt::format("{:.6g}", serving ? p.tpot.si() : p.time.si()),
-           fmt::format("{:.6g}", p.tokens_per_s),
-           serving ? fmt::format("{}", p.replicas) : fmt::format("{:.4g}", p.mfu),
-           p.cost ? fmt::format("{:.2f}", p.cost->amount) : "", p.cost ? p.cost->currency : "",
-           p.why_not.empty() ? "" : std::string(why_name(p.why)), p.why_not.en});
+    if (serving)
+      row.insert(row.begin() + 4, sites_text(p.sites));
+    t.add(row);
   };
   for (size_t i = 0; i < plan.ranked.size(); ++i)
     add(plan.ranked[i], fmt::format("{}", i + 1));
@@ -336,7 +361,8 @@ int run_plan(const std::vector<std::string>& args) {
   app.add_option(
       "--price", prices,
       "OFFER=VALUE/h for an offer without a public price, e.g. eveo-hgx-8xh200='250 BRL/h'");
-  app.add_option("--max-nodes", max_nodes, "largest node count tried per offer (default 256)")
+  app.add_option("--max-nodes", max_nodes,
+                 "most nodes per offer: a training cluster or a serving fleet (default 256)")
       ->check(rule(fields::kMaxNodes));
   app.add_option("--threads", threads, "worker threads for the layout search")
       ->check(rule(fields::kThreads));

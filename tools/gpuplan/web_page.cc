@@ -98,7 +98,7 @@ const T = {
        input: "prompt tokens", output: "answer tokens", latency: "p99 time per token",
        where: "Where", residency: "data stays in (country codes)", offers: "only these offers",
        currency: "currency", usdrate: "per USD", go: "Answer", whynot: "Why not the others",
-       rank: "rank", offer: "offer", nodes: "nodes", gpus: "GPUs", layout: "layout",
+       rank: "rank", offer: "offer", nodes: "nodes", sites: "sites", gpus: "GPUs", layout: "layout",
        time: "time", mfu: "MFU (%)", cost: "cost", tpot: "p99 ms/token", month: "per month",
        costchart: "Cost of each offer that runs the job", timechart: "Time to finish on each offer",
        memchart: "Memory per GPU on", usable: "usable", working: "asking gpuplan...",
@@ -113,7 +113,7 @@ const T = {
        latency: "tempo p99 por token", where: "Onde",
        residency: "os dados ficam em (códigos de país)", offers: "só estas ofertas",
        currency: "moeda", usdrate: "por USD", go: "Responder", whynot: "Por que não as outras",
-       rank: "posição", offer: "oferta", nodes: "nós", gpus: "GPUs", layout: "divisão",
+       rank: "posição", offer: "oferta", nodes: "nós", sites: "locais", gpus: "GPUs", layout: "divisão",
        time: "tempo", mfu: "MFU (%)", cost: "custo", tpot: "ms/token p99", month: "por mês",
        costchart: "Custo de cada oferta que roda o trabalho",
        timechart: "Tempo até terminar em cada oferta", memchart: "Memória por GPU em",
@@ -237,7 +237,7 @@ function show(plan, fit, job) {
   const serving = job.task === "serve";
   const head = $("ranked").querySelector("thead"), body = $("ranked").querySelector("tbody");
   head.replaceChildren(); body.replaceChildren();
-  const cols = serving ? ["rank", "offer", "nodes", "gpus", "layout", "tpot", "month"]
+  const cols = serving ? ["rank", "offer", "nodes", "sites", "gpus", "layout", "tpot", "month"]
                        : ["rank", "offer", "nodes", "gpus", "layout", "time", "mfu", "cost"];
   const hr = document.createElement("tr");
   for (const c of cols) { const th = document.createElement("th"); th.textContent = t(c); hr.appendChild(th); }
@@ -246,13 +246,14 @@ function show(plan, fit, job) {
     const amount = p.cost_per_month !== undefined ? p.cost_per_month : p.cost;
     const cost = amount === null || amount === undefined ? "-" : money(amount, p.currency);
     const cells = serving
-      ? [i + 1, p.offer, p.nodes, p.gpus, p.layout, fmt(p.tpot_p99_s * 1e3, 1), cost]
+      ? [i + 1, p.offer, p.nodes, p.sites.map((s) => s.site + ": " + s.nodes).join(", "),
+         p.gpus, p.layout, fmt(p.tpot_p99_s * 1e3, 1), cost]
       : [i + 1, p.offer, p.nodes, p.gpus, p.layout, duration(p.time_s), fmt(p.mfu * 100, 1), cost];
     const tr = document.createElement("tr");
     cells.forEach((v, k) => {
       const td = document.createElement("td");
       td.textContent = String(v);
-      if (typeof v === "number" || k >= 5) td.className = "n";
+      if (typeof v === "number" || k >= cols.length - (serving ? 2 : 3)) td.className = "n";
       tr.appendChild(td);
     });
     body.appendChild(tr);
