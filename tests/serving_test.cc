@@ -300,7 +300,7 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
   // reached: a KV cache of a few dozen requests (blocked admissions, preemptions), a token
   // budget below the batch (decoders left out of an iteration, prompts in chunks), a pipeline
   // of two batches in flight.
-  const Model& llama = *catalog_->model("llama-3.1-8b");
+  const Model llama = *catalog_->model("llama-3.1-8b");
   Instance in;
   in.gpu = *catalog_->gpu("h100-sxm");
   in.scale_up = *catalog_->fabric("nvlink4");
