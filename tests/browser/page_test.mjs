@@ -59,6 +59,9 @@ try {
   if (!verdict.startsWith("You need 8 GPUs in one server")) fail(`verdict: '${verdict}'`);
   const rows = await page.$$eval("#ranked tbody tr", (trs) => trs.length);
   if (rows !== 1) fail(`${rows} ranked offers, expected 1 (only eveo-hgx-8xh200 was allowed)`);
+  // The table is the CLI's (plan --json "table"): the layout cell is train_layout_text's.
+  const layout = await page.textContent("#ranked tbody tr td:nth-child(5)");
+  if (!layout.includes("micro-batch")) fail(`English layout cell: '${layout}'`);
   // The offer has no public price, so the chart is the time to finish; and the memory chart.
   const bars = await page.$$eval("#chart-cost svg rect", (r) => r.length);
   if (bars !== 1) fail(`${bars} bars in the time chart, expected 1`);
@@ -75,7 +78,12 @@ try {
   const title = await page.textContent("h1");
   if (title !== "gpuplan: uma GPU ou um cluster?") fail(`Portuguese title: '${title}'`);
   const header = await page.$$eval("#ranked thead th", (th) => th.map((e) => e.textContent));
-  if (header[1] !== "oferta" || header[2] !== "nós") fail(`Portuguese header: ${header}`);
+  if (header[1] !== "oferta" || header[2] !== "nós" || header[4] !== "divisão") {
+    fail(`Portuguese header: ${header}`);
+  }
+  // The layout in Portuguese words, as plan --lang pt-BR prints it ("micro-lote 1", tools/gpuplan/train_report.cc).
+  const divisao = await page.textContent("#ranked tbody tr td:nth-child(5)");
+  if (!divisao.includes("micro-lote")) fail(`Portuguese layout cell: '${divisao}'`);
   const chart = await page.textContent("#chart-memory svg");
   if (!chart.includes("Memória por GPU em eveo-hgx-8xh200") || !chart.includes("pesos")) {
     fail(`Portuguese memory chart: '${chart}'`);

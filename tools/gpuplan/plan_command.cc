@@ -64,6 +64,65 @@ std::string describe(const PlanJob& j, Lang lang = Lang::kEn) {
   return s;
 }
 
+std::vector<std::string> in(const std::vector<Text>& texts, Lang lang) {
+  std::vector<std::string> out;
+  for (const Text& t : texts)
+    out.push_back(t.in(lang));
+  return out;
+}
+
+// The ranked offers as the text and HTML reports show them.
+Table ranked_table(const PlanJob& job, const Plan& plan, Lang lang) {
+  const bool serving = job.kind == JobKind::kServe;
+  Table t =
+      serving
+          ? Table({tr(lang, "rank", "posição"), tr(lang, "offer", "oferta"),
+                   tr(lang, "nodes", "nós"), tr(lang, "sites", "locais"), "GPUs",
+                   tr(lang, "layout", "divisão"), tr(lang, "p99 ms/token", "p99 ms/token"),
+                   tr(lang, "output tok/s", "tokens de saída/s"), tr(lang, "per month", "por mês")},
+                  {true, false, true, false, true, false, true, true, true})
+          : Table({tr(lang, "rank", "posição"), tr(lang, "offer", "oferta"),
+                   tr(lang, "nodes", "nós"), "GPUs", tr(lang, "layout", "divisão"),
+                   tr(lang, "time", "tempo"), "MFU (%)", tr(lang, "scaling (%)", "escala (%)"),
+                   tr(lang, "energy (MWh)", "energia (MWh)"), tr(lang, "cost", "custo")},
+                  {true, false, true, true, false, true, true, true, true, true});
+  for (size_t i = 0; i < plan.ranked.size(); ++i) {
+    const PlanCandidate& p = plan.ranked[i];
+    if (serving) {
+      t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes), sites_text(p.sites),
+             fmt::format("{}", p.gpus), p.layout.in(lang), number(p.tpot.si() * 1e3, 1, lang),
+             number(std::round(p.tokens_per_s), 0, lang), money_text(p.cost, lang)});
+    } else {
+      t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
+             fmt::format("{}", p.gpus), train_layout_text(p.training->job, lang),
+             duration_text(p.time, lang), number(p.mfu * 100, 1, lang),
+             number(p.scaling_efficiency, 0, lang), number(p.energy_joules / 3.6e9, 1, lang),
+             money_text(p.cost, lang)});
+    }
+  }
+  return t;
+}
+
+// The ranked offers as the text report shows them, cell by cell in one language, so that a page
+// shows what the CLI shows without formatting numbers, money or times again.
+void write_table(JsonWriter& w, const Table& t) {
+  const auto& rows = t.rows();  // the header first
+  w.key("table").begin_object().key("header").begin_array();
+  for (const std::string& h : rows.front())
+    w.value(h);
+  w.end_array().key("right").begin_array();
+  for (size_t i = 0; i < rows.front().size(); ++i)
+    w.value(t.right(i));
+  w.end_array().key("rows").begin_array();
+  for (size_t r = 1; r < rows.size(); ++r) {
+    w.begin_array();
+    for (const std::string& cell : rows[r])
+      w.value(cell);
+    w.end_array();
+  }
+  w.end_array().end_object();
+}
+
 void print_json(const PlanJob& job, const Plan& plan) {
   JsonWriter w;
   w.begin_object().field("job", describe(job)).field("headline", plan.headline);
@@ -115,6 +174,7 @@ void print_json(const PlanJob& job, const Plan& plan) {
   for (const Text& n : plan.notes)
     w.value(n.en);
   w.end_array();
+  write_table(w, ranked_table(job, plan, Lang::kEn));
   // The sentences above for a Portuguese reader, so that a front end can switch language
   // without asking again; keys and numbers are the same in every language.
   w.key("translations").begin_object().key("pt-BR").begin_object();
@@ -131,47 +191,10 @@ void print_json(const PlanJob& job, const Plan& plan) {
   w.end_array().key("lora_alternative").begin_array();
   for (const Text& n : plan.lora_alternative)
     w.value(n.in(Lang::kPt));
-  w.end_array().end_object().end_object().end_object();
+  w.end_array();
+  write_table(w, ranked_table(job, plan, Lang::kPt));
+  w.end_object().end_object().end_object();
   emit("{}", w.str());
-}
-
-std::vector<std::string> in(const std::vector<Text>& texts, Lang lang) {
-  std::vector<std::string> out;
-  for (const Text& t : texts)
-    out.push_back(t.in(lang));
-  return out;
-}
-
-// The ranked offers as the text and HTML reports show them.
-Table ranked_table(const PlanJob& job, const Plan& plan, Lang lang) {
-  const bool serving = job.kind == JobKind::kServe;
-  Table t =
-      serving
-          ? Table({tr(lang, "rank", "posição"), tr(lang, "offer", "oferta"),
-                   tr(lang, "nodes", "nós"), tr(lang, "sites", "locais"), "GPUs", "layout",
-                   tr(lang, "p99 ms/token", "p99 ms/token"),
-                   tr(lang, "output tok/s", "tokens de saída/s"), tr(lang, "per month", "por mês")},
-                  {true, false, true, false, true, false, true, true, true})
-          : Table({tr(lang, "rank", "posição"), tr(lang, "offer", "oferta"),
-                   tr(lang, "nodes", "nós"), "GPUs", "layout", tr(lang, "time", "tempo"), "MFU (%)",
-                   tr(lang, "scaling (%)", "escala (%)"), tr(lang, "energy (MWh)", "energia (MWh)"),
-                   tr(lang, "cost", "custo")},
-                  {true, false, true, true, false, true, true, true, true, true});
-  for (size_t i = 0; i < plan.ranked.size(); ++i) {
-    const PlanCandidate& p = plan.ranked[i];
-    if (serving) {
-      t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes), sites_text(p.sites),
-             fmt::format("{}", p.gpus), p.layout.in(lang), number(p.tpot.si() * 1e3, 1, lang),
-             number(std::round(p.tokens_per_s), 0, lang), money_text(p.cost, lang)});
-    } else {
-      t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
-             fmt::format("{}", p.gpus), train_layout_text(p.training->job, lang),
-             duration_text(p.time, lang), number(p.mfu * 100, 1, lang),
-             number(p.scaling_efficiency, 0, lang), number(p.energy_joules / 3.6e9, 1, lang),
-             money_text(p.cost, lang)});
-    }
-  }
-  return t;
 }
 
 std::string serving_note(Lang lang) {

@@ -28,7 +28,7 @@ const std::string& web_page() {
   #error { color: #a00; white-space: pre-wrap; }
   table { border-collapse: collapse; width: 100%; margin: 0.5rem 0; }
   th, td { border-bottom: 1px solid #dde; padding: 0.25rem 0.4rem; text-align: left; }
-  td.n { text-align: right; font-variant-numeric: tabular-nums; }
+  td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
   .why { color: #555; font-size: 0.92rem; }
   svg text { font: 12px system-ui, sans-serif; }
   .hidden { display: none; }
@@ -98,8 +98,7 @@ const T = {
        input: "prompt tokens", output: "answer tokens", latency: "p99 time per token",
        where: "Where", residency: "data stays in (country codes)", offers: "only these offers",
        currency: "currency", usdrate: "per USD", go: "Answer", whynot: "Why not the others",
-       rank: "rank", offer: "offer", nodes: "nodes", sites: "sites", gpus: "GPUs", layout: "layout",
-       time: "time", mfu: "MFU (%)", cost: "cost", tpot: "p99 ms/token", month: "per month",
+       month: "per month",
        costchart: "Cost of each offer that runs the job", timechart: "Time to finish on each offer",
        memchart: "Memory per GPU on", usable: "usable", working: "asking gpuplan...",
        weights: "weights", gradients: "gradients", optimizer: "optimizer",
@@ -113,8 +112,7 @@ const T = {
        latency: "tempo p99 por token", where: "Onde",
        residency: "os dados ficam em (códigos de país)", offers: "só estas ofertas",
        currency: "moeda", usdrate: "por USD", go: "Responder", whynot: "Por que não as outras",
-       rank: "posição", offer: "oferta", nodes: "nós", sites: "locais", gpus: "GPUs", layout: "divisão",
-       time: "tempo", mfu: "MFU (%)", cost: "custo", tpot: "ms/token p99", month: "por mês",
+       month: "por mês",
        costchart: "Custo de cada oferta que roda o trabalho",
        timechart: "Tempo até terminar em cada oferta", memchart: "Memória por GPU em",
        usable: "utilizável", working: "perguntando ao gpuplan...", weights: "pesos",
@@ -137,17 +135,6 @@ function translate() {
 function fmt(n, digits) {
   return Number(n).toLocaleString(lang === "pt" ? "pt-BR" : "en-US",
                                   {maximumFractionDigits: digits === undefined ? 0 : digits});
-}
-// A cost as the CLI writes it in each language: "10,549 BRL"; "R$ 10.549,00".
-function money(v, currency) {
-  if (lang !== "pt") return fmt(v) + " " + currency;
-  const n = Number(v).toLocaleString("pt-BR", {minimumFractionDigits: 2, maximumFractionDigits: 2});
-  return currency === "BRL" ? "R$ " + n : currency === "USD" ? "US$ " + n : n + " " + currency;
-}
-function duration(s) {
-  if (s >= 86400) return fmt(s / 86400, 1) + " d";
-  if (s >= 3600) return fmt(s / 3600, 1) + " h";
-  return fmt(s / 60, 1) + " min";
 }
 async function api(method, path, body) {
   const r = await fetch(path, {method, headers: {"Content-Type": "application/json"},
@@ -235,39 +222,42 @@ function show(plan, fit, job) {
   const pt = lang === "pt" ? (plan.translations || {})["pt-BR"] || {} : {};
   $("verdict").textContent = pt.headline || plan.headline;
   const serving = job.task === "serve";
+  // The table is the one the CLI prints, cell by cell in the page's language: numbers, money
+  // and times are formatted once, by gpuplan.
+  const table = pt.table || plan.table;
   const head = $("ranked").querySelector("thead"), body = $("ranked").querySelector("tbody");
   head.replaceChildren(); body.replaceChildren();
-  const cols = serving ? ["rank", "offer", "nodes", "sites", "gpus", "layout", "tpot", "month"]
-                       : ["rank", "offer", "nodes", "gpus", "layout", "time", "mfu", "cost"];
   const hr = document.createElement("tr");
-  for (const c of cols) { const th = document.createElement("th"); th.textContent = t(c); hr.appendChild(th); }
+  table.header.forEach((h, k) => {
+    const th = document.createElement("th");
+    th.textContent = h;
+    if (table.right[k]) th.className = "n";
+    hr.appendChild(th);
+  });
   head.appendChild(hr);
-  plan.ranked.forEach((p, i) => {
-    const amount = p.cost_per_month !== undefined ? p.cost_per_month : p.cost;
-    const cost = amount === null || amount === undefined ? "-" : money(amount, p.currency);
-    const cells = serving
-      ? [i + 1, p.offer, p.nodes, p.sites.map((s) => s.site + ": " + s.nodes).join(", "),
-         p.gpus, p.layout, fmt(p.tpot_p99_s * 1e3, 1), cost]
-      : [i + 1, p.offer, p.nodes, p.gpus, p.layout, duration(p.time_s), fmt(p.mfu * 100, 1), cost];
+  for (const row of table.rows) {
     const tr = document.createElement("tr");
-    cells.forEach((v, k) => {
+    row.forEach((v, k) => {
       const td = document.createElement("td");
-      td.textContent = String(v);
-      if (typeof v === "number" || k >= cols.length - (serving ? 2 : 3)) td.className = "n";
+      td.textContent = v;
+      if (table.right[k]) td.className = "n";
       tr.appendChild(td);
     });
     body.appendChild(tr);
-  });
-  const priced = plan.ranked.filter((p) => (p.cost_per_month ?? p.cost) != null);
+  }
+  // The bars' labels are the table's own cells: its last column is the cost, and a training
+  // table's sixth is the time.
+  const cell = (i, k) => table.rows[i][k < 0 ? table.rows[i].length + k : k];
+  const amount = (p) => p.cost_per_month ?? p.cost;
+  const priced = plan.ranked.map((p, i) => [p, i]).filter(([p]) => amount(p) != null);
   $("chart-cost").replaceChildren();
-  if (priced.length > 0 && priced.every((p) => p.currency === priced[0].currency)) {
-    $("chart-cost").appendChild(svgBars(t("costchart"), priced.map((p) => {
-      const v = p.cost_per_month ?? p.cost;
-      return {label: p.offer, value: v, text: money(v, p.currency)};
-    }), priced[0].currency + (serving ? " " + t("month") : "")));
+  if (priced.length > 0 && priced.every(([p]) => p.currency === priced[0][0].currency)) {
+    $("chart-cost").appendChild(svgBars(t("costchart"), priced.map(([p, i]) => (
+      {label: p.offer, value: amount(p), text: cell(i, -1)})),
+      priced[0][0].currency + (serving ? " " + t("month") : "")));
   } else if (!serving && plan.ranked.length > 0) {
-    $("chart-cost").appendChild(svgBars(t("timechart"), plan.ranked.map((p) => (
-      {label: p.offer, value: p.time_s / 3600, text: duration(p.time_s)})), "h"));
+    $("chart-cost").appendChild(svgBars(t("timechart"), plan.ranked.map((p, i) => (
+      {label: p.offer, value: p.time_s / 3600, text: cell(i, 5)})), "h"));
   }
   $("chart-memory").replaceChildren();
   if (fit && fit.offer && fit.offer.fits) {
