@@ -232,6 +232,7 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   sj.max_pp = std::min(o.max_nodes, job.max_nodes);
   sj.workload.input_tokens = job.input_tokens;
   sj.workload.output_tokens = job.output_tokens;
+  sj.workload.prefix_hit = job.prefix_hit;
   if (job.users > 0) {
     sj.workload.users = job.users;
     sj.target = static_cast<double>(job.users);
@@ -484,6 +485,7 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
     GPUPLAN_RETURN_IF_ERROR(check_count(fields::kRequestTokens, job.input_tokens, "input_tokens"));
     GPUPLAN_RETURN_IF_ERROR(
         check_count(fields::kRequestTokens, job.output_tokens, "output_tokens"));
+    GPUPLAN_RETURN_IF_ERROR(check_field(fields::kPrefixHit, job.prefix_hit, "prefix_hit"));
   } else {
     if (!(job.tokens > 0)) {
       return fail("tokens", fmt::format("a training job needs tokens > 0, got {}", job.tokens),

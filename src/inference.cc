@@ -222,11 +222,12 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
   return out;
 }
 
-Seconds InferenceModel::prefill_alone(int64_t prompt) const {
-  // Chunks of the token budget, each attending to everything before it.
+Seconds InferenceModel::prefill_alone(int64_t prompt, int64_t cached) const {
+  // Chunks of the token budget, each attending to everything before it, the cached prefix
+  // included.
   const int64_t chunk = std::max<int64_t>(1, chunk_tokens_);
   Seconds total;
-  for (int64_t done = 0; done < prompt; done += chunk) {
+  for (int64_t done = cached; done < prompt; done += chunk) {
     const int64_t c = std::min(chunk, prompt - done);
     BatchShape b;
     b.prefill_tokens = c;

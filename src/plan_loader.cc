@@ -127,6 +127,9 @@ Result<PlanJob> load_plan_job(const std::string& path) {
   job.input_tokens = v.value_or(0);
   GPUPLAN_ASSIGN_OR_RETURN(v, j->optional_count("output_tokens", fields::kRequestTokens));
   job.output_tokens = v.value_or(0);
+  std::optional<double> hit;
+  GPUPLAN_ASSIGN_OR_RETURN(hit, j->optional_field("prefix_hit", fields::kPrefixHit));
+  job.prefix_hit = hit.value_or(0);
   GPUPLAN_ASSIGN_OR_RETURN(job.latency_target, time_key(*j, "latency_target"));
   GPUPLAN_RETURN_IF_ERROR(j->finish());
 

@@ -51,8 +51,7 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
   }
   o.per_gpu = o.amount / static_cast<double>(o.gpus);
   if (!o.serves()) {
-    o.why =
-        job.workload.max_context() > o.model->engine_kv_tokens() ? Why::kMemory : Why::kObjective;
+    o.why = kv_too_small(*o.model, job.workload).en.empty() ? Why::kObjective : Why::kMemory;
   }
   return o;
 }

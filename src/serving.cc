@@ -200,16 +200,15 @@ UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, con
                              const Slo& slo) {
   UserCapacity c;
   const int64_t per_engine = std::min(
-      model.engine_max_batch(),
-      static_cast<int64_t>(static_cast<double>(model.engine_kv_tokens()) / w.mean_context()));
+      model.engine_max_batch(), static_cast<int64_t>(sequences_in_kv(model, w)) / model.engines());
   const int64_t at_once = per_engine * model.engines() * s.replicas;
-  if (w.max_context() > model.engine_kv_tokens() || at_once < 1) {
-    c.reason = {fmt::format("one request's context ({} tokens) is more than the KV cache of an "
-                            "instance holds ({} tokens)",
-                            w.max_context(), model.engine_kv_tokens()),
-                fmt::format("o contexto de uma requisição ({} tokens) é maior do que o cache KV "
-                            "de uma instância comporta ({} tokens)",
-                            w.max_context(), model.engine_kv_tokens())};
+  c.reason = kv_too_small(model, w);
+  if (!c.reason.en.empty()) {
+    return c;
+  }
+  if (at_once < 1) {
+    c.reason = {"the KV cache of an instance holds less than one average request",
+                "o cache KV de uma instância comporta menos de uma requisição média"};
     return c;
   }
   auto run = [&](int64_t users) {
@@ -297,6 +296,60 @@ int64_t Workload::max_context() const {
   int64_t most = 0;
   for (const RequestLength& l : lengths) {
     most = std::max(most, l.input + l.output);
+  }
+  return most;
+}
+
+int64_t Workload::cached_tokens(int64_t input) const {
+  if (prefix_hit <= 0 || input <= 1) {
+    return 0;
+  }
+  const auto hit = static_cast<int64_t>(std::floor(prefix_hit * static_cast<double>(input)));
+  return std::min(hit, input - 1);
+}
+
+double Workload::mean_cached() const {
+  if (prefix_hit <= 0) {
+    return 0;
+  }
+  if (lengths.empty()) {
+    // A distribution's floor is left out: at most one token per request.
+    const double input =
+        input_distribution ? input_distribution->mean() : static_cast<double>(input_tokens);
+    return input_distribution ? std::min(prefix_hit * input, input - 1.0)
+                              : static_cast<double>(cached_tokens(input_tokens));
+  }
+  double sum = 0;
+  for (const RequestLength& l : lengths) {
+    sum += static_cast<double>(cached_tokens(l.input));
+  }
+  return sum / static_cast<double>(lengths.size());
+}
+
+int64_t Workload::prefix_store() const {
+  if (prefix_hit <= 0) {
+    return 0;
+  }
+  int64_t longest = 0;
+  if (lengths.empty()) {
+    longest = input_distribution ? input_distribution->max() : input_tokens;
+  }
+  for (const RequestLength& l : lengths) {
+    longest = std::max(longest, l.input);
+  }
+  return cached_tokens(longest);
+}
+
+int64_t Workload::max_own_context() const {
+  if (lengths.empty()) {
+    // input - cached_tokens(input) never falls as the input grows.
+    const int64_t input = input_distribution ? input_distribution->max() : input_tokens;
+    return input - cached_tokens(input) +
+           (output_distribution ? output_distribution->max() : output_tokens);
+  }
+  int64_t most = 0;
+  for (const RequestLength& l : lengths) {
+    most = std::max(most, l.input + l.output - cached_tokens(l.input));
   }
   return most;
 }

@@ -36,6 +36,7 @@ struct Request {
   Ticks first_token = -1;
   int64_t target = 0;     // tokens to prefill: the prompt, or after a preemption the prompt and
                           // the output so far (recomputed)
+  int64_t cached = 0;     // of the prompt, found in the prefix cache: never computed
   int64_t prefilled = 0;  // of `target`, in the KV cache
   // Output tokens produced and KV cache held (reserve: the whole context); while decoding, as
   // of the engine's clock `joined`: each decode iteration since adds one of each.
@@ -92,7 +93,7 @@ class Events {
         s_(s),
         static_batch_(s.batching == Batching::kStatic),
         paged_(s.kv_policy == KvPolicy::kPaged && !static_batch_),
-        capacity_(m.engine_kv_tokens()),
+        capacity_(kv_room(m, w)),
         clock_(m),
         arrivals_(w),
         engines_(static_cast<size_t>(s.replicas * m.engines())),
@@ -169,6 +170,8 @@ class Events {
     q.input = l.input;
     q.output = l.output;
     q.target = l.input;
+    q.cached = w_.cached_tokens(l.input);
+    q.prefilled = q.cached;
     q.arrival = now;
     return slot;
   }
@@ -277,7 +280,7 @@ class Events {
       }
       q.state = State::kWaiting;
       q.kv = 0;
-      q.prefilled = 0;
+      q.prefilled = q.cached;  // the shared prefix stays cached
       q.target = q.input + q.generated;
       e.waiting.push_front(slot);
       ++totals.preemptions;
@@ -299,7 +302,7 @@ class Events {
     while (!e.waiting.empty() && e.batch_open && e.live < limit) {
       const int64_t slot = e.waiting.front();
       Request& head = slots_[static_cast<size_t>(slot)];
-      const int64_t need = paged_ ? head.target : head.input + head.output;
+      const int64_t need = (paged_ ? head.target : head.input + head.output) - head.cached;
       if (e.kv_used + growth + need > capacity_) {
         break;  // first come, first served: the head waits for room
       }

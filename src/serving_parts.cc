@@ -275,25 +275,47 @@ ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) c
 
 ServingResult serving_start(const InferenceModel& model, const Workload& w) {
   ServingResult r;
-  r.kv_sequences = static_cast<int64_t>(static_cast<double>(model.kv_tokens()) / w.mean_context());
-  const int64_t longest = w.max_context();
-  if (longest <= model.engine_kv_tokens()) {
-    return r;
-  }
-  const bool batches = model.engines() > 1;
-  r.reason = {
-      fmt::format(
-          "one request's context ({} tokens) is more than the KV cache of an "
-          "instance holds ({} tokens{})",
-          longest, model.engine_kv_tokens(),
-          batches ? fmt::format(" for each of its {} batches in flight", model.engines()) : ""),
-      fmt::format("o contexto de uma requisição ({} tokens) é maior do que o cache KV de "
-                  "uma instância comporta ({} tokens{})",
-                  longest, model.engine_kv_tokens(),
-                  batches
-                      ? fmt::format(" para cada um dos seus {} lotes em andamento", model.engines())
-                      : "")};
+  r.kv_sequences = static_cast<int64_t>(sequences_in_kv(model, w));
+  r.reason = kv_too_small(model, w);
   return r;
 }
 
 }  // namespace gpuplan::detail
+
+namespace gpuplan {
+
+int64_t kv_room(const InferenceModel& model, const Workload& w) {
+  return model.engine_kv_tokens() - w.prefix_store();
+}
+
+double sequences_in_kv(const InferenceModel& model, const Workload& w) {
+  const double per_request = std::max(1.0, w.mean_context() - w.mean_cached());
+  const int64_t room = model.kv_tokens() - model.engines() * w.prefix_store();
+  return std::max(0.0, static_cast<double>(room) / per_request);
+}
+
+Text kv_too_small(const InferenceModel& model, const Workload& w) {
+  const int64_t longest = w.max_own_context();
+  const int64_t room = kv_room(model, w);
+  if (longest <= room) {
+    return {};
+  }
+  const bool batches = model.engines() > 1;
+  const int64_t store = w.prefix_store();
+  return {
+      fmt::format(
+          "one request's context ({} tokens{}) is more than the KV cache of an "
+          "instance holds ({} tokens{}{})",
+          longest, store > 0 ? " besides its cached prefix" : "", std::max<int64_t>(room, 0),
+          store > 0 ? fmt::format(" once {} tokens of shared prefixes are kept", store) : "",
+          batches ? fmt::format(" for each of its {} batches in flight", model.engines()) : ""),
+      fmt::format(
+          "o contexto de uma requisição ({} tokens{}) é maior do que o cache KV de "
+          "uma instância comporta ({} tokens{}{})",
+          longest, store > 0 ? " além do seu prefixo em cache" : "", std::max<int64_t>(room, 0),
+          store > 0 ? fmt::format(" depois de guardar {} tokens de prefixos comuns", store) : "",
+          batches ? fmt::format(" para cada um dos seus {} lotes em andamento", model.engines())
+                  : "")};
+}
+
+}  // namespace gpuplan

@@ -17,6 +17,7 @@ struct Request {
   Ticks arrival = 0;
   int64_t target = 0;     // tokens to prefill: the prompt, or after a preemption the prompt and
                           // the output so far (recomputed)
+  int64_t cached = 0;     // of the prompt, found in the prefix cache: never computed
   int64_t prefilled = 0;  // of `target`, in the KV cache
   int64_t generated = 0;  // output tokens produced
   int64_t kv = 0;         // tokens of KV cache it holds (reserve: its whole context)
@@ -76,6 +77,8 @@ class Stepwise {
         q.input = l.input;
         q.output = l.output;
         q.target = l.input;
+        q.cached = w_.cached_tokens(l.input);
+        q.prefilled = q.cached;
         q.arrival = now;
         dispatch(id);
       } else {
@@ -129,7 +132,7 @@ class Stepwise {
       Request& q = requests_[static_cast<size_t>(id)];
       e.kv_used -= q.kv;
       q.kv = 0;
-      q.prefilled = 0;
+      q.prefilled = q.cached;  // the shared prefix stays cached
       q.target = q.input + q.generated;
       e.waiting.push_front(id);
       ++totals_.preemptions;
@@ -146,11 +149,11 @@ class Stepwise {
     }
     const int64_t limit = static_batch ? s_.static_batch : model_.engine_max_batch();
     const bool paged = s_.kv_policy == KvPolicy::kPaged && !static_batch;
-    const int64_t capacity = model_.engine_kv_tokens();
+    const int64_t capacity = kv_room(model_, w_);
     const int64_t growth = paged ? make_room(e, capacity) : 0;
     while (!e.waiting.empty() && e.batch_open && static_cast<int64_t>(e.running.size()) < limit) {
       Request& head = requests_[static_cast<size_t>(e.waiting.front())];
-      const int64_t need = paged ? head.target : head.input + head.output;
+      const int64_t need = (paged ? head.target : head.input + head.output) - head.cached;
       if (e.kv_used + growth + need > capacity) {
         break;
       }

@@ -50,9 +50,8 @@ struct RowSimulation {
 // Requests enough for the steady state to dominate an offline run: eight times what the
 // instances hold at once.
 int64_t offline_requests(const InferenceModel& m, const Workload& w, int64_t replicas) {
-  const int64_t at_once = std::min(
-      m.params().max_batch,
-      static_cast<int64_t>(static_cast<double>(m.kv_tokens()) / std::max(1.0, w.mean_context())));
+  const int64_t at_once =
+      std::min(m.params().max_batch, static_cast<int64_t>(sequences_in_kv(m, w)));
   return std::max<int64_t>(1000, 8 * at_once * replicas);
 }
 
@@ -154,7 +153,7 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
       candidate.tp = tp;
       const InferenceModel trial(*model, candidate, catalog.memory_params(), catalog.train_params(),
                                  catalog.inference_params());
-      if (!trial.feasible() || w.max_context() > trial.engine_kv_tokens()) {
+      if (!trial.feasible() || !kv_too_small(trial, w).en.empty()) {
         continue;
       }
       ServingSetup s = setup;

@@ -218,6 +218,21 @@ TEST_F(AdvisorTest, ServingCountsThePromptsAsWellAsTheOutput) {
   EXPECT_LT(flops, static_cast<double>(c.gpus) * 989.5e12);
 }
 
+TEST_F(AdvisorTest, APrefixCacheHitNeedsNoMoreGpusAndReachesTheServingJob) {
+  // 2,000 users of long prompts (4,000 tokens, 200 out) with 80 % of each prompt cached (a
+  // shared system prompt and documents): the prefill work per request falls to a fifth and
+  // each request holds 800 + 200 of its own KV tokens instead of 4,200, so the fleet is
+  // smaller. plan passes the hit to the serving job: the same job with prefix_hit 0 is larger.
+  PlanJob cold = serve_job("llama-3.1-8b", "aws-p5en.48xlarge", 2000, 4000, 200, 0.05);
+  PlanJob warm = cold;
+  warm.prefix_hit = 0.8;
+  const Plan a = plan(cold);
+  const Plan b = plan(warm);
+  ASSERT_EQ(a.ranked.size(), 1U);
+  ASSERT_EQ(b.ranked.size(), 1U);
+  EXPECT_LT(b.ranked[0].gpus, a.ranked[0].gpus);
+}
+
 TEST_F(AdvisorTest, ServingRefusalsSayTheirKind) {
   // 70B in bf16 is 131.4 GiB of weights: 8 L4s (8 x 22.5 GiB usable) hold it at tp 8, where
   // every decode step reads 16.4 GiB = 17.6 GB per GPU at 300 GB/s: 59 ms > the 50 ms target.

@@ -156,6 +156,49 @@ TEST_F(ServingTest, CapacityIsTheHighestRateThatMeetsTheObjective) {
   EXPECT_NE(none.reason.pt.find("mesmo uma carga leve"), std::string::npos) << none.reason.pt;
 }
 
+TEST_F(ServingTest, APrefixCacheHitSkipsThatPartOfThePrefillAndSharesItsKvCache) {
+  // Half of each 2,000-token prompt is in the prefix cache: floor(0.5 x 2,000) = 1,000 tokens.
+  Workload w = work(1, 2000, 50);
+  w.prefix_hit = 0.5;
+  EXPECT_EQ(w.cached_tokens(2000), 1000);
+  // At least the last prompt token is computed: a full hit leaves one.
+  Workload full = w;
+  full.prefix_hit = 1.0;
+  EXPECT_EQ(full.cached_tokens(2000), 1999);
+  EXPECT_EQ(full.cached_tokens(1), 0);
+  // A lone request prefills only the other 1,000 tokens, which attend to the cached 1,000 too:
+  // its TTFT is prefill_alone(2000, 1000), and shorter than the whole prompt's.
+  const ServingResult alone = simulate_serving(*model_, w, ServingSetup{});
+  ASSERT_TRUE(alone.feasible) << alone.reason.en;
+  const double cached_prefill = model_->prefill_alone(2000, 1000).si();
+  EXPECT_NEAR(alone.ttft.mean, cached_prefill, 1e-12);
+  EXPECT_LT(cached_prefill, model_->prefill_alone(2000).si());
+  EXPECT_GT(cached_prefill, model_->prefill_alone(1000).si());  // attends to 2,000 keys, not 1,000
+  // The KV cache keeps the shared prefix once (1,000 tokens per engine) and each request's own
+  // 1,000 + 50: (kv_tokens - 1,000) / 1,050 requests at once, against kv_tokens / 2,050.
+  const auto kv = static_cast<double>(model_->kv_tokens());
+  EXPECT_EQ(w.prefix_store(), 1000);
+  EXPECT_NEAR(sequences_in_kv(*model_, w), (kv - 1000) / 1050, 1e-9);
+  EXPECT_NEAR(sequences_in_kv(*model_, work(1, 2000, 50)), kv / 2050, 1e-9);
+  // Offline, 4,000 such requests finish sooner: less prefill work and more of them at once.
+  Workload many = work(4000, 2000, 50);
+  const ServingResult plain = simulate_serving(*model_, many, ServingSetup{});
+  many.prefix_hit = 0.5;
+  const ServingResult hit = simulate_serving(*model_, many, ServingSetup{});
+  EXPECT_GT(hit.requests_per_s, 1.2 * plain.requests_per_s);
+  // The prefix is held once, in the shared store, and not again in the request: a request as
+  // long as the whole cache fits with a hit as without one, and one token more fits in neither.
+  const int64_t room = model_->engine_kv_tokens();
+  for (double h : {0.0, 0.5}) {
+    Workload edge = work(1, room - 1, 1);
+    edge.prefix_hit = h;
+    EXPECT_TRUE(kv_too_small(*model_, edge).en.empty())
+        << h << ": " << kv_too_small(*model_, edge).en;
+    edge.input_tokens = room;
+    EXPECT_FALSE(kv_too_small(*model_, edge).en.empty()) << h;
+  }
+}
+
 TEST_F(ServingTest, AClosedLoopUserSendsTheNextRequestWhenTheLastEndsAndThinks) {
   // One user, 400 requests of 300 -> 50 tokens, thinking 2 s on average (exponential) before
   // each: every request runs alone, so the run, from the first arrival to the last completion,
@@ -295,7 +338,8 @@ void expect_same(const ServingResult& a, const ServingResult& b, const std::stri
 TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
   // Random workloads, each simulated iteration by iteration (the reference) and by events:
   // open loops from light to overloaded, offline runs and closed loops; fixed lengths and
-  // random traces; reserved and paged KV caches, continuous and static batching; 1 to 3
+  // random traces, with and without prefix-cache hits; reserved and paged KV caches,
+  // continuous and static batching; 1 to 3
   // replicas behind either balancer. Two engines are small on purpose, so that every rule is
   // reached: a KV cache of a few dozen requests (blocked admissions, preemptions), a token
   // budget below the batch (decoders left out of an iteration, prompts in chunks), a pipeline
@@ -344,6 +388,9 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
       w.warmup = pick(0, w.requests / 3);
       w.cooldown = pick(0, w.requests / 3);
     }
+    if (pick(0, 2) == 0) {
+      w.prefix_hit = std::uniform_real_distribution<double>(0.0, 1.0)(gen);
+    }
     if (pick(0, 1) == 1) {
       w.goodput.ttft_p99 = Seconds(std::uniform_real_distribution<double>(0.01, 2.0)(gen));
       w.goodput.tpot_p99 = Seconds(std::uniform_real_distribution<double>(0.005, 0.05)(gen));
@@ -358,9 +405,9 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
     }
     const std::string what = fmt::format(
         "case {}: model {}, {} requests, rate {}, users {}, {} lengths, seed {}, {} "
-        "replicas, {}, {}, static {}",
+        "replicas, {}, {}, static {}, prefix hit {}",
         i, i % 3, w.requests, w.rate_per_s, w.users, w.lengths.size(), w.seed, s.replicas,
-        balancer_name(s.balancer), kv_policy_name(s.kv_policy), s.static_batch);
+        balancer_name(s.balancer), kv_policy_name(s.kv_policy), s.static_batch, w.prefix_hit);
     const ServingResult events = simulate_serving(m, w, s);
     const ServingResult steps = detail::simulate_serving_stepwise(m, w, s);
     expect_same(events, steps, what);

@@ -66,6 +66,7 @@ inline constexpr Field kUsers{"users", 1, 1e9, "users", true};
 inline constexpr Field kRequests{"requests", 1, 1e7, "requests", true};
 inline constexpr Field kReplicas{"replicas", 1, 10000, "instances", true};
 inline constexpr Field kBatch{"batch", 1, 1 << 20, "sequences", true};
+inline constexpr Field kPrefixHit{"prefix_hit", 0, 1, "of the prompt tokens"};
 
 // Money and search.
 inline constexpr Field kUsdRate{"usd_rate", 1e-9, 1e9, "units per USD"};

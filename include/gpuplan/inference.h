@@ -98,9 +98,10 @@ class InferenceModel {
   }
   Bytes usable_per_gpu() const { return usable_; }
 
-  // Time to prefill one prompt alone and sample its first token (the TTFT floor), and one decode
-  // iteration of `batch` sequences at `context` tokens each.
-  Seconds prefill_alone(int64_t prompt) const;
+  // Time to prefill one prompt alone, its first `cached` tokens already in the prefix cache, and
+  // sample its first token (the TTFT floor); and one decode iteration of `batch` sequences at
+  // `context` tokens each.
+  Seconds prefill_alone(int64_t prompt, int64_t cached = 0) const;
   Seconds decode_step(int64_t batch, double context) const;
   // Seconds a decode iteration takes per token of context its sequences hold: the slower of
   // reading that token's keys and values and its attention FLOPs. A decode-only iteration

@@ -93,11 +93,25 @@ struct Workload {
   // all output over the first arrival to the last completion, as benchmark harnesses report it.
   int64_t warmup = 0;
   int64_t cooldown = 0;
+  // Prefix caching: the share of each prompt's tokens whose keys and values an engine already
+  // holds from an earlier request with the same prefix (a system prompt, a chat's history), as
+  // vLLM's prefix-cache hit rate counts it. Those tokens are not computed again, and the
+  // prefixes, kept once per engine, are shared by every request that reads them.
+  double prefix_hit = 0;
 
   RequestLength length(int64_t request) const;
   double mean_context() const;  // input + output, averaged over the requests
   double mean_output() const;   // output tokens, averaged over the requests
   int64_t max_context() const;
+  // Of a prompt of `input` tokens, those found in the prefix cache: floor(prefix_hit x input),
+  // leaving at least one to compute (the last token's logits are always computed).
+  int64_t cached_tokens(int64_t input) const;
+  double mean_cached() const;  // cached prompt tokens, averaged over the requests
+  // Tokens of KV cache the shared prefixes hold in each engine: the longest prompt's cached
+  // part, an upper bound on any one prefix.
+  int64_t prefix_store() const;
+  // The most KV cache one request holds of its own: its context less its cached prefix.
+  int64_t max_own_context() const;
 };
 
 struct ServingSetup {
@@ -139,6 +153,14 @@ struct ServingResult {
 
 ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
                                const ServingSetup& s);
+
+// The KV cache against a workload. kv_room: tokens of one engine's cache (a batch in flight of
+// an instance) left for the requests' own contexts once the shared prefixes are stored.
+// sequences_in_kv: requests of the workload's mean length one instance holds at once.
+// kv_too_small: why the longest request does not fit in one engine, or an empty text.
+int64_t kv_room(const InferenceModel& model, const Workload& w);
+double sequences_in_kv(const InferenceModel& model, const Workload& w);
+Text kv_too_small(const InferenceModel& model, const Workload& w);
 
 // How a steady load (Poisson arrivals, or a closed loop) is measured: all but the first and last
 // `edge` of a run's requests (the system filling up and draining; a closed loop also skips its

@@ -43,6 +43,10 @@ std::string describe(const PlanJob& j, Lang lang = Lang::kEn) {
                   lang == Lang::kEn ? fmt::format("{:g}", j.rate_per_s)
                                     : number(j.rate_per_s, j.rate_per_s < 10 ? 2 : 1, lang),
                   j.input_tokens, j.output_tokens);
+    if (j.prefix_hit > 0)
+      s += say(lang, ", {} % of prompt tokens from the prefix cache",
+               ", {} % dos tokens do prompt vindos do cache de prefixos",
+               number(j.prefix_hit * 100, 0, lang));
     if (j.latency_target)
       s += say(lang, ", at most {} ms per output token", ", no máximo {} ms por token de saída",
                number(j.latency_target->si() * 1e3, 0, lang));
@@ -344,7 +348,7 @@ int run_plan(const std::vector<std::string>& args) {
   CLI::App app("The advisor: a job against every offer in the catalog, ranked, with the reasons.",
                args.front());
   std::string file, model, kind, deadline, budget, latency, currency, egress, data;
-  double rate = 0;
+  double rate = 0, prefix_hit = 0;
   std::vector<std::string> residency, offers, prices;
   double tokens = -1, usd_rate = 0;
   int64_t seq = 0, global_batch = 0, users = 0, input_tokens = 0, output_tokens = 0;
@@ -373,6 +377,9 @@ int run_plan(const std::vector<std::string>& args) {
       ->check(rule(fields::kRequestTokens));
   app.add_option("--output-tokens", output_tokens, "serve: generated tokens per request")
       ->check(rule(fields::kRequestTokens));
+  app.add_option("--prefix-hit", prefix_hit,
+                 "serve: share of prompt tokens found in the prefix cache, 0 to 1 (default 0)")
+      ->check(rule(fields::kPrefixHit));
   app.add_option("--latency-target", latency, "serve: most time per output token, e.g. '50 ms'");
   app.add_option("--residency", residency, "country codes the data must stay in, e.g. BR")
       ->delimiter(',');
@@ -462,6 +469,8 @@ int run_plan(const std::vector<std::string>& args) {
     job.input_tokens = input_tokens;
   if (output_tokens > 0)
     job.output_tokens = output_tokens;
+  if (prefix_hit > 0)
+    job.prefix_hit = prefix_hit;
   if (!residency.empty())
     job.residency = residency;
   if (!offers.empty())

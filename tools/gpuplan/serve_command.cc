@@ -41,7 +41,8 @@ struct ServeFlags {
   int64_t input = 0, output = 0, static_batch = 0, requests = 1000, replicas = 1;
   int64_t users = 0, target_users = 0;  // users: the first of users_list
   double rate = 0, target_rate = 0;     // rate: the first of rates
-  std::vector<double> rates;            // more than one: a sweep
+  double prefix_hit = 0;
+  std::vector<double> rates;  // more than one: a sweep
   std::vector<int64_t> users_list;
   uint64_t seed = 1;
   bool json = false;
@@ -99,6 +100,10 @@ void add_flags(CLI::App& app, ServeFlags& f) {
       ->delimiter(',')
       ->check(rule(fields::kUsers));
   app.add_option("--think", f.think, "closed loop: a user's pause between requests, e.g. '5 s'");
+  app.add_option("--prefix-hit", f.prefix_hit,
+                 "prefix caching: the share of prompt tokens found in the cache, 0 to 1 "
+                 "(default 0)")
+      ->check(rule(fields::kPrefixHit));
   app.add_option("--static-batch", f.static_batch,
                  "static batching: sequences per batch (default: continuous batching)")
       ->check(rule(fields::kBatch));
@@ -261,6 +266,7 @@ Result<ServeReport> read_flags(const ServeFlags& f) {
   w.seed = f.seed;
   w.users = f.users;
   w.think_time = think.value_or(Seconds(0));
+  w.prefix_hit = f.prefix_hit;
   a.input = f.input;
   a.output = f.output;
   const Lang lang = f.out.lang;
@@ -440,6 +446,11 @@ int run_serve(const std::vector<std::string>& args) {
   }
   if (Result<bool> h = read_hardware(f, *catalog, a); !h) {
     return report_error(kName, h.error(), h.error().where == "--price" ? kExitUsage : kExitError);
+  }
+  if (f.prefix_hit > 0) {
+    a.per_request += say(f.out.lang, ", {} % of prompt tokens from the prefix cache",
+                         ", {} % dos tokens do prompt vindos do cache de prefixos",
+                         number(f.prefix_hit * 100, 0, f.out.lang));
   }
   if (!f.out.html.empty()) {
     a.job.curve_points = kCurvePoints;

@@ -187,13 +187,14 @@ void print_options(const ServeReport& r) {
       continue;
     }
     const InferenceModel& m = *o.model;
-    const double in_kv = static_cast<double>(m.kv_tokens()) / job.workload.mean_context();
-    std::vector<std::string> row = {cell(o),
-                                    gib_text(m.weights_per_gpu(), lang),
-                                    gib_text(m.kv_budget_per_gpu(), lang),
-                                    number(std::floor(in_kv), 0, lang),
-                                    ms(m.prefill_alone(r.input).si(), lang),
-                                    ms(m.decode_step(1, static_cast<double>(r.input)).si(), lang)};
+    const double in_kv = sequences_in_kv(m, job.workload);
+    std::vector<std::string> row = {
+        cell(o),
+        gib_text(m.weights_per_gpu(), lang),
+        gib_text(m.kv_budget_per_gpu(), lang),
+        number(std::floor(in_kv), 0, lang),
+        ms(m.prefill_alone(r.input, job.workload.cached_tokens(r.input)).si(), lang),
+        ms(m.decode_step(1, static_cast<double>(r.input)).si(), lang)};
     if (o.serves()) {
       row.push_back(number(std::round(o.offline.output_tokens_per_s), 0, lang));
       row.push_back(closed ? number(std::round(o.amount), 0, lang) : number(o.amount, 2, lang));
@@ -327,7 +328,8 @@ void write_options(JsonWriter& j, const ServeReport& r) {
       j.field("weights_per_gpu_bytes", o.model->weights_per_gpu().si())
           .field("kv_cache_per_gpu_bytes", o.model->kv_budget_per_gpu().si())
           .field("kv_tokens", o.model->kv_tokens())
-          .field("ttft_floor_s", o.model->prefill_alone(r.input).si())
+          .field("ttft_floor_s",
+                 o.model->prefill_alone(r.input, r.job.workload.cached_tokens(r.input)).si())
           .field("tpot_floor_s", o.model->decode_step(1, static_cast<double>(r.input)).si());
     }
     if (o.serves()) {
@@ -619,6 +621,7 @@ void print_serve_json(const ServeReport& r) {
       .field("static_batch", job.setup.batching == Batching::kStatic ? job.setup.static_batch : 0)
       .field("users", w.users)
       .field("think_s", w.think_time.si())
+      .field("prefix_hit", w.prefix_hit)
       .field("requests", r.answer.requests);
   if (job.slo.ttft_p99) {
     j.field("slo_ttft_p99_s", job.slo.ttft_p99->si());
