@@ -244,8 +244,11 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
     sj.slo.tpot_p99 = *job.latency_target;
   }
   sj.simulate_load = false;
-  const ServeAnswer a =
-      serve(model, sj, c.memory_params(), c.train_params(), c.inference_params(), &shapes);
+  // The engine's limits on this offer's GPU; validate_job checked the id.
+  const EngineProfile& engine = job.engine.empty() ? c.default_engine() : **c.engine(job.engine);
+  const EngineSettings es = engine_settings(engine, gpu, c.inference_params(), c.memory_params());
+  sj.setup.kv_policy = es.paged ? KvPolicy::kPaged : KvPolicy::kReserve;
+  const ServeAnswer a = serve(model, sj, es.memory, c.train_params(), es.inference, &shapes);
   const ServeOption* b = a.best_option();
   if (b == nullptr) {
     const ServeOption& closest = no_shape(a);
@@ -457,6 +460,12 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
     Result<const Offer*> o = catalog.offer(id);
     if (!o) {
       return fail("offers", o.error().what, o.error().hint);
+    }
+  }
+  if (!job.engine.empty()) {
+    Result<const EngineProfile*> e = catalog.engine(job.engine);
+    if (!e) {
+      return fail("engine", e.error().what, e.error().hint);
     }
   }
   for (const auto& [id, price] : job.prices) {

@@ -162,6 +162,18 @@ Result<Catalog> Catalog::load(const std::string& data_dir) {
                                                     (root / "params" / "inference.toml").string()));
   GPUPLAN_ASSIGN_OR_RETURN(
       c.usd_rates_, detail::load_exchange_rates((root / "params" / "exchange.toml").string()));
+  GPUPLAN_ASSIGN_OR_RETURN(c.engines_,
+                           load_all<EngineProfile>(root / "engines", ".toml", detail::load_engine));
+  // The shared serving parameters start from the default engine's values.
+  Result<const EngineProfile*> e = c.engine(c.inference_params_.engine);
+  if (!e) {
+    return fail((root / "params" / "inference.toml").string(),
+                fmt::format("engine: {}", e.error().what), e.error().hint);
+  }
+  c.default_engine_ = static_cast<size_t>(*e - c.engines_.data());
+  const EngineSettings d = engine_defaults(**e, c.inference_params_, c.memory_params_);
+  c.inference_params_ = d.inference;
+  c.memory_params_ = d.memory;
   GPUPLAN_RETURN_IF_ERROR(check_references(c));
   return c;
 }
@@ -184,6 +196,19 @@ Result<const Framework*> Catalog::framework(std::string_view id) const {
 
 Result<const Dataset*> Catalog::dataset(std::string_view id) const {
   return find_by_id(datasets_, id, "dataset");
+}
+
+Result<const EngineProfile*> Catalog::engine(std::string_view id) const {
+  return find_by_id(engines_, id, "engine");
+}
+
+const EngineProfile* Catalog::engine_named(std::string_view published) const {
+  for (const EngineProfile& e : engines_) {
+    if (e.names(published)) {
+      return &e;
+    }
+  }
+  return nullptr;
 }
 
 Result<Software> Catalog::software(std::string_view spec) const {

@@ -154,8 +154,6 @@ Result<MemoryParams> load_memory_params(const std::string& path) {
   double v = 0;
   GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("runtime_reserved", Dimension::kBytes));
   p.runtime_reserved = Bytes(v);
-  GPUPLAN_ASSIGN_OR_RETURN(p.inference_chunk_tokens,
-                           r.integer("inference_chunk_tokens", 1, int64_t{1} << 24));
   std::string source;
   GPUPLAN_ASSIGN_OR_RETURN(source, r.text("source"));
   GPUPLAN_RETURN_IF_ERROR(r.finish());
@@ -252,8 +250,7 @@ Result<InferenceParams> load_inference_params(const std::string& path) {
   TomlReader r(table, path);
   r.accept("schema");
   InferenceParams p;
-  GPUPLAN_ASSIGN_OR_RETURN(p.kv_memory_fraction, r.number("kv_memory_fraction", 0.05, 1.0));
-  GPUPLAN_ASSIGN_OR_RETURN(p.max_batch, r.integer("max_batch", 1, int64_t{1} << 20));
+  GPUPLAN_ASSIGN_OR_RETURN(p.engine, r.text("engine"));
   double v = 0;
   GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("iteration_overhead", Dimension::kSeconds));
   p.iteration_overhead = Seconds(v);

@@ -109,7 +109,20 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
                            gib_text(usable_, Lang::kPt))};
     return;
   }
-  kv_budget_ = fit.kv->budget * ip.kv_memory_fraction;
+  // A share of what weights and working memory leave (TensorRT-LLM), or of the whole GPU less
+  // those (vLLM, SGLang): the engine's (engine.h).
+  kv_budget_ = ip.kv_of_total ? fit.kv->budget - usable_ * (1.0 - ip.kv_memory_fraction)
+                              : fit.kv->budget * ip.kv_memory_fraction;
+  if (kv_budget_.si() <= 0) {
+    why_ = Why::kMemory;
+    reason_ = {fmt::format("the engine's {:.0f} % of the GPU ({}) is taken by weights and working "
+                           "memory: nothing is left for a KV cache",
+                           ip.kv_memory_fraction * 100, gib_text(usable_, Lang::kEn)),
+               fmt::format("os {:.0f} % da GPU ({}) que o motor usa vão para pesos e memória de "
+                           "trabalho: nada sobra para o cache KV",
+                           ip.kv_memory_fraction * 100, gib_text(usable_, Lang::kPt))};
+    return;
+  }
   kv_tokens_ = static_cast<int64_t>(std::floor(kv_budget_.si() / kv_per_token_));
 
   const Efficiency& e = *gpu.efficiency;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpuplan/dataset.h"
+#include "gpuplan/engine.h"
 #include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/inference.h"
@@ -32,6 +33,8 @@ Result<InferenceParams> load_inference_params(const std::string& path);
 Result<std::vector<ExchangeRate>> load_exchange_rates(const std::string& path);
 // A benchmark's request lengths (data/datasets/<id>.toml, dataset.h).
 Result<Dataset> load_dataset(const std::string& path);
+// A serving engine's defaults (data/engines/<id>.toml, engine.h).
+Result<EngineProfile> load_engine(const std::string& path);
 
 // Opens a catalog TOML file and checks its `schema = 1` line; `reader` reads the rest.
 Result<toml::table> open_catalog_file(const std::string& path);

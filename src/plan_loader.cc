@@ -130,6 +130,9 @@ Result<PlanJob> load_plan_job(const std::string& path) {
   std::optional<double> hit;
   GPUPLAN_ASSIGN_OR_RETURN(hit, j->optional_field("prefix_hit", fields::kPrefixHit));
   job.prefix_hit = hit.value_or(0);
+  std::optional<std::string> engine;
+  GPUPLAN_ASSIGN_OR_RETURN(engine, j->optional_text("engine"));
+  job.engine = engine.value_or("");
   GPUPLAN_ASSIGN_OR_RETURN(job.latency_target, time_key(*j, "latency_target"));
   GPUPLAN_RETURN_IF_ERROR(j->finish());
 

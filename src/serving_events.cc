@@ -302,7 +302,8 @@ class Events {
     while (!e.waiting.empty() && e.batch_open && e.live < limit) {
       const int64_t slot = e.waiting.front();
       Request& head = slots_[static_cast<size_t>(slot)];
-      const int64_t need = (paged_ ? head.target : head.input + head.output) - head.cached;
+      const int64_t need =
+          (paged_ ? head.target : head.input + head.output) - head.cached + model_.kv_block_waste();
       if (e.kv_used + growth + need > capacity_) {
         break;  // first come, first served: the head waits for room
       }

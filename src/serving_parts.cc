@@ -289,14 +289,15 @@ int64_t kv_room(const InferenceModel& model, const Workload& w) {
 }
 
 double sequences_in_kv(const InferenceModel& model, const Workload& w) {
-  const double per_request = std::max(1.0, w.mean_context() - w.mean_cached());
+  const double per_request = std::max(
+      1.0, w.mean_context() - w.mean_cached() + static_cast<double>(model.kv_block_waste()));
   const int64_t room = model.kv_tokens() - model.engines() * w.prefix_store();
   return std::max(0.0, static_cast<double>(room) / per_request);
 }
 
 Text kv_too_small(const InferenceModel& model, const Workload& w) {
   const int64_t longest = w.max_own_context();
-  const int64_t room = kv_room(model, w);
+  const int64_t room = kv_room(model, w) - model.kv_block_waste();  // as the simulators admit
   if (longest <= room) {
     return {};
   }

@@ -153,7 +153,8 @@ class Stepwise {
     const int64_t growth = paged ? make_room(e, capacity) : 0;
     while (!e.waiting.empty() && e.batch_open && static_cast<int64_t>(e.running.size()) < limit) {
       Request& head = requests_[static_cast<size_t>(e.waiting.front())];
-      const int64_t need = (paged ? head.target : head.input + head.output) - head.cached;
+      const int64_t need =
+          (paged ? head.target : head.input + head.output) - head.cached + model_.kv_block_waste();
       if (e.kv_used + growth + need > capacity) {
         break;
       }

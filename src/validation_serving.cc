@@ -137,6 +137,18 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
       w.output_distribution = (*d)->output;
     }
   }
+  // The row's engine, by the name its source gives it: its limits on the row's GPU and its KV
+  // policy.
+  const std::string engine_text = text_or(row, "engine", "");
+  const EngineProfile* engine = catalog.engine_named(engine_text);
+  if (engine == nullptr) {
+    return Outcome(fmt::format("no engine profile (data/engines) names '{}'", engine_text));
+  }
+  const EngineSettings es =
+      engine_settings(*engine, *cluster->gpu, catalog.inference_params(), catalog.memory_params());
+  if (setup.batching != Batching::kStatic) {
+    setup.kv_policy = es.paged ? KvPolicy::kPaged : KvPolicy::kReserve;
+  }
   in.gpu = cluster->gpu;
   in.scale_up = cluster->scale_up;
   in.pp = pp;
@@ -151,8 +163,8 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
     for (int64_t tp = 1; tp * pp <= cluster->gpus && tp <= cluster->gpus_per_node; tp *= 2) {
       Instance candidate = in;
       candidate.tp = tp;
-      const InferenceModel trial(*model, candidate, catalog.memory_params(), catalog.train_params(),
-                                 catalog.inference_params());
+      const InferenceModel trial(*model, candidate, es.memory, catalog.train_params(),
+                                 es.inference);
       if (!trial.feasible() || !kv_too_small(trial, w).en.empty()) {
         continue;
       }
@@ -176,8 +188,7 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
         "throughput",
         in.tp, setup.replicas);
   }
-  const InferenceModel m(*model, in, catalog.memory_params(), catalog.train_params(),
-                         catalog.inference_params());
+  const InferenceModel m(*model, in, es.memory, catalog.train_params(), es.inference);
   if (!m.feasible()) {
     return Outcome(m.reason().en);
   }

@@ -175,11 +175,14 @@ TEST_F(ServingTest, APrefixCacheHitSkipsThatPartOfThePrefillAndSharesItsKvCache)
   EXPECT_LT(cached_prefill, model_->prefill_alone(2000).si());
   EXPECT_GT(cached_prefill, model_->prefill_alone(1000).si());  // attends to 2,000 keys, not 1,000
   // The KV cache keeps the shared prefix once (1,000 tokens per engine) and each request's own
-  // 1,000 + 50: (kv_tokens - 1,000) / 1,050 requests at once, against kv_tokens / 2,050.
+  // 1,000 + 50, plus half a KV block left unused (16 tokens: TensorRT-LLM's 32-token blocks,
+  // data/engines/tensorrt-llm.toml): (kv_tokens - 1,000) / 1,066 requests at once, against
+  // kv_tokens / 2,066.
   const auto kv = static_cast<double>(model_->kv_tokens());
+  ASSERT_EQ(model_->kv_block_waste(), 16);
   EXPECT_EQ(w.prefix_store(), 1000);
-  EXPECT_NEAR(sequences_in_kv(*model_, w), (kv - 1000) / 1050, 1e-9);
-  EXPECT_NEAR(sequences_in_kv(*model_, work(1, 2000, 50)), kv / 2050, 1e-9);
+  EXPECT_NEAR(sequences_in_kv(*model_, w), (kv - 1000) / 1066, 1e-9);
+  EXPECT_NEAR(sequences_in_kv(*model_, work(1, 2000, 50)), kv / 2066, 1e-9);
   // Offline, 4,000 such requests finish sooner: less prefill work and more of them at once.
   Workload many = work(4000, 2000, 50);
   const ServingResult plain = simulate_serving(*model_, many, ServingSetup{});
@@ -187,8 +190,9 @@ TEST_F(ServingTest, APrefixCacheHitSkipsThatPartOfThePrefillAndSharesItsKvCache)
   const ServingResult hit = simulate_serving(*model_, many, ServingSetup{});
   EXPECT_GT(hit.requests_per_s, 1.2 * plain.requests_per_s);
   // The prefix is held once, in the shared store, and not again in the request: a request as
-  // long as the whole cache fits with a hit as without one, and one token more fits in neither.
-  const int64_t room = model_->engine_kv_tokens();
+  // long as the whole cache (less its last block's unused half) fits with a hit as without one,
+  // and one token more fits in neither.
+  const int64_t room = model_->engine_kv_tokens() - model_->kv_block_waste();
   for (double h : {0.0, 0.5}) {
     Workload edge = work(1, room - 1, 1);
     edge.prefix_hit = h;

@@ -141,6 +141,18 @@ TEST_F(ValidationTest, InferenceRowsGetOneEntryPerMetric) {
   EXPECT_EQ(r->entries[3].metric, "tpot_ms_mean");
 }
 
+TEST_F(ValidationTest, ARowRunsOnTheEngineItNamesOrIsNotPredicted) {
+  // The LAT row of small-inference.json twice: on "vLLM 0.6.0", which data/engines/vllm.toml
+  // names, and on an engine no profile names, which loses its row with the reason.
+  Result<ValidationReport> r = run_validation(fixture("engines.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->entries.size(), 2U);
+  EXPECT_TRUE(r->entries[0].predicted.has_value()) << r->entries[0].reason;
+  EXPECT_FALSE(r->entries[1].predicted.has_value());
+  EXPECT_EQ(r->entries[1].reason,
+            "no engine profile (data/engines) names 'MyEngine 2 (test fixture)'");
+}
+
 TEST_F(ValidationTest, MalformedFilesAreErrors) {
   Result<ValidationReport> a = run_validation(fixture("no-rows.json"), *catalog_);
   ASSERT_FALSE(a.has_value());

@@ -3,7 +3,8 @@
 //
 // Layout of the directory: gpus/*.toml, gemm/*.toml (fitted GEMM tile models), fabrics/*.toml,
 // frameworks/*.toml, offers/*.toml, models/*.json (Hugging Face config.json files),
-// datasets/*.toml (benchmarks' request lengths; the folder may be absent),
+// datasets/*.toml (benchmarks' request lengths; the folder may be absent), engines/*.toml
+// (serving engines' defaults),
 // params/memory.toml, params/training.toml, params/inference.toml and params/exchange.toml. Each
 // TOML file starts with `schema = 1`, gives every value with its unit ("141 GB", "4.8 TB/s") and
 // names its `source`. Loading stops at the first problem with an Error naming file:line:column and
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "gpuplan/dataset.h"
+#include "gpuplan/engine.h"
 #include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/model.h"
@@ -37,6 +39,10 @@ class Catalog {
   const std::vector<Offer>& offers() const { return offers_; }
   const std::vector<Framework>& frameworks() const { return frameworks_; }
   const std::vector<Dataset>& datasets() const { return datasets_; }
+  const std::vector<EngineProfile>& engines() const { return engines_; }
+  // The engine the shared serving parameters were fitted with (params/inference.toml's
+  // `engine`); memory_params() and inference_params() carry its defaults.
+  const EngineProfile& default_engine() const { return engines_[default_engine_]; }
   const MemoryParams& memory_params() const { return memory_params_; }
   const TrainParams& train_params() const { return train_params_; }
   const InferenceParams& inference_params() const { return inference_params_; }
@@ -50,6 +56,9 @@ class Catalog {
   Result<const Offer*> offer(std::string_view id) const;
   Result<const Framework*> framework(std::string_view id) const;
   Result<const Dataset*> dataset(std::string_view id) const;
+  Result<const EngineProfile*> engine(std::string_view id) const;
+  // The engine a published result names ("TensorRT-LLM 0.17 + Triton"), or null.
+  const EngineProfile* engine_named(std::string_view published) const;
   // A run's software from "ID" or "ID@YEAR" (the year defaults to kCurrentYear, when every
   // default of the framework applies).
   Result<Software> software(std::string_view spec) const;
@@ -69,6 +78,8 @@ class Catalog {
   std::vector<Offer> offers_;
   std::vector<Framework> frameworks_;
   std::vector<Dataset> datasets_;
+  std::vector<EngineProfile> engines_;
+  size_t default_engine_ = 0;
   MemoryParams memory_params_;
   TrainParams train_params_;
   InferenceParams inference_params_;

@@ -97,6 +97,9 @@ class InferenceModel {
     return std::max<int64_t>(1, params_.max_batch / instance_.pp);
   }
   Bytes usable_per_gpu() const { return usable_; }
+  // Tokens of KV cache a request leaves unused on average: half of its last, partly filled
+  // block (InferenceParams::kv_block_tokens).
+  int64_t kv_block_waste() const { return params_.kv_block_tokens / 2; }
 
   // Time to prefill one prompt alone, its first `cached` tokens already in the prefix cache, and
   // sample its first token (the TTFT floor); and one decode iteration of `batch` sequences at

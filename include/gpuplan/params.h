@@ -17,8 +17,10 @@ namespace gpuplan {
 
 // Physical parameters of the memory model, read from data/params/memory.toml.
 struct MemoryParams {
-  Bytes runtime_reserved;              // CUDA context, library workspaces, NCCL buffers, per GPU
-  int64_t inference_chunk_tokens = 0;  // most tokens one serving forward pass processes
+  Bytes runtime_reserved;  // CUDA context, library workspaces, NCCL buffers, per GPU
+  // Most tokens one serving forward pass processes: the engine's (engine.h; the catalog's
+  // default engine unless one is applied).
+  int64_t inference_chunk_tokens = 0;
 };
 
 // Physical parameters of the training-time model, shared by every estimate and every framework
@@ -56,9 +58,14 @@ struct TrainParams {
 // Physical parameters of the serving model (docs/FORMULAS.md#serving), shared by every estimate
 // (data/params/inference.toml).
 struct InferenceParams {
-  double kv_memory_fraction = 0;   // share of the memory left after weights and workspace
-                                   // that the engine gives to the KV cache
-  int64_t max_batch = 0;           // most sequences one instance runs at once
+  // The engine's (engine.h; the catalog's default engine unless one is applied): the share of
+  // memory it gives the KV cache, of what weights and workspace leave or (kv_of_total) of the
+  // whole GPU less those; the most sequences one instance runs at once; its KV block.
+  double kv_memory_fraction = 0;
+  bool kv_of_total = false;
+  int64_t max_batch = 0;
+  int64_t kv_block_tokens = 1;
+  std::string engine;              // the engine's id
   Seconds iteration_overhead;      // host time per iteration the GPUs wait for
   Seconds layer_overhead;          // per layer per iteration: launch gaps and kernel ramp
   double stream_share = 0;         // of the streaming (BabelStream) bandwidth, what the

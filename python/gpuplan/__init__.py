@@ -255,7 +255,7 @@ def data_dir():
 
 class _Catalog:
     """The catalog: ``gpus()``, ``fabrics()``, ``models()``, ``offers()``, ``frameworks()``,
-    ``datasets()`` list its entries as answers; ``show(id)`` shows one. ``data`` is another
+    ``datasets()``, ``engines()`` list its entries as answers; ``show(id)`` shows one. ``data`` is another
     catalog directory.
     """
 
@@ -281,13 +281,16 @@ class _Catalog:
     def datasets(self, data=None):
         return self._list("datasets", data)
 
+    def engines(self, data=None):
+        return self._list("engines", data)
+
     def show(self, id, data=None):
         positional = ([f"--data={os.fspath(data)}"] if data is not None else []) + ["show", id]
         return _answer(Answer, _run("catalog", positional, {}))
 
     def __repr__(self):
         return ("gpuplan.catalog (gpus(), fabrics(), models(), offers(), frameworks(), "
-                "datasets(), show(id))")
+                "datasets(), engines(), show(id))")
 
 
 catalog = _Catalog()

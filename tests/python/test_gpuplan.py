@@ -171,6 +171,11 @@ def test_the_catalog_lists_and_shows():
     out, _, status = cli(["catalog", "list", "gpus", "--json"])
     assert status == 0
     assert [g.to_dict() for g in gpuplan.catalog.gpus()] == json.loads(out)
+    # The serving engines too (data/engines/): tensorrt-llm reserves whole contexts.
+    engines = {e.id: e for e in gpuplan.catalog.engines()}
+    assert sorted(engines) == ["sglang", "tensorrt-llm", "vllm"]
+    assert engines["tensorrt-llm"].kv_policy == "reserve"
+    assert engines["vllm"].kv_block_tokens == 16
     assert gpuplan.catalog.show("h200-sxm").to_json() == cli(["catalog", "show", "h200-sxm",
                                                                "--json"])[0]
     with pytest.raises(gpuplan.Error, match="h999"):

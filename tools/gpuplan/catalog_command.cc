@@ -1,5 +1,6 @@
 // gpuplan catalog list [gpus|fabrics|models|offers] and gpuplan catalog show ID [--json].
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 
@@ -78,6 +79,70 @@ void list_datasets(const Catalog& c) {
   }
   emit("{}", t.str());
   emit("tokens per request; serve --dataset ID draws each request's lengths from one\n");
+}
+
+// A tier's limits as "1024 seq, 8192 tok from 70 GiB (not a100-sxm-80gb)".
+std::string engine_limits(const Catalog& c, const EngineProfile& e) {
+  std::string s = fmt::format("{} seq, {} tok", e.max_batch, e.max_tokens);
+  for (const EngineTier& t : e.tiers) {
+    s += fmt::format("; {} seq, {} tok from {}", t.max_batch, t.max_tokens,
+                     gib_text(t.min_memory, Lang::kEn));
+    if (!t.except_gpus.empty()) {
+      s += fmt::format(" (not {})", fmt::join(t.except_gpus, ", "));
+    }
+  }
+  if (&e == &c.default_engine()) {
+    s += "; default";
+  }
+  return s;
+}
+
+void list_engines(const Catalog& c) {
+  Table t({"id", "KV cache", "KV memory", "block", "limits per iteration", "host time"},
+          {false, false, false, true, false, false});
+  for (const EngineProfile& e : c.engines()) {
+    t.add({e.id, e.paged ? "paged" : "reserved",
+           fmt::format("{:.0f} % of {}", e.kv_memory_fraction * 100,
+                       e.kv_of_total ? "the GPU" : "what is free"),
+           fmt::format("{}", e.kv_block_tokens), engine_limits(c, e),
+           e.iteration_overhead || e.id == c.inference_params().engine ? "fitted"
+                                                                       : "shared (not fitted)"});
+  }
+  emit("{}", t.str());
+  emit(
+      "serve --engine ID and plan --engine ID apply one; a validation row's engine text picks "
+      "its own\n");
+}
+
+void write_engine_json(JsonWriter& w, const EngineProfile& e) {
+  w.begin_object()
+      .field("id", e.id)
+      .field("kind", "engine")
+      .field("name", e.name)
+      .field("kv_policy", e.paged ? "paged" : "reserve")
+      .field("kv_memory_of", e.kv_of_total ? "total" : "free")
+      .field("kv_memory_fraction", e.kv_memory_fraction)
+      .field("max_batch", e.max_batch)
+      .field("max_tokens", e.max_tokens)
+      .field("kv_block_tokens", e.kv_block_tokens);
+  w.key("tiers").begin_array();
+  for (const EngineTier& t : e.tiers) {
+    w.begin_object()
+        .field("min_memory_bytes", t.min_memory.si())
+        .field("max_batch", t.max_batch)
+        .field("max_tokens", t.max_tokens);
+    w.key("except_gpus").begin_array();
+    for (const std::string& g : t.except_gpus)
+      w.value(g);
+    w.end_array().end_object();
+  }
+  w.end_array();
+  if (e.iteration_overhead) {
+    w.field("iteration_overhead_s", e.iteration_overhead->si());
+  } else {
+    w.key("iteration_overhead_s").null();
+  }
+  w.field("source", e.source).field("file", e.file).end_object();
 }
 
 void write_dataset_json(JsonWriter& w, const Dataset& d) {
@@ -354,11 +419,15 @@ int list_json_array(const Catalog& c, const std::string& kind) {
   } else if (kind == "datasets") {
     for (const Dataset& d : c.datasets())
       write_dataset_json(w, d);
+  } else if (kind == "engines") {
+    for (const EngineProfile& e : c.engines())
+      write_engine_json(w, e);
   } else {
-    return report_error(kName,
-                        Error{"--json", fmt::format("lists one kind, not '{}'", kind),
-                              "give gpus, fabrics, models, offers, frameworks or datasets"},
-                        kExitUsage);
+    return report_error(
+        kName,
+        Error{"--json", fmt::format("lists one kind, not '{}'", kind),
+              "give gpus, fabrics, models, offers, frameworks, datasets or engines"},
+        kExitUsage);
   }
   w.end_array();
   emit("{}", w.str());
@@ -377,9 +446,10 @@ int run_catalog(const std::vector<std::string>& args) {
   app.add_option("--data", data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
   std::string kind;
   CLI::App* list = app.add_subcommand(
-      "list", "list entries: gpus, fabrics, models, offers, frameworks or datasets");
-  list->add_option("kind", kind,
-                   "gpus | fabrics | models | offers | frameworks | datasets (default: all)");
+      "list", "list entries: gpus, fabrics, models, offers, frameworks, datasets or engines");
+  list->add_option(
+      "kind", kind,
+      "gpus | fabrics | models | offers | frameworks | datasets | engines (default: all)");
   bool list_json = false;
   list->add_flag("--json", list_json,
                  "print one kind as a JSON array (gpus, fabrics, models, offers)");
@@ -398,8 +468,8 @@ int run_catalog(const std::vector<std::string>& args) {
     return report_error(kName, c.error());
 
   if (list->parsed()) {
-    const std::vector<std::string> kinds = {"gpus",   "fabrics",    "models",
-                                            "offers", "frameworks", "datasets"};
+    const std::vector<std::string> kinds = {"gpus",       "fabrics",  "models", "offers",
+                                            "frameworks", "datasets", "engines"};
     if (!kind.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
       return report_error(
           kName,
@@ -439,6 +509,11 @@ int run_catalog(const std::vector<std::string>& args) {
       if (all)
         emit("\ndatasets:\n");
       list_datasets(*c);
+    }
+    if (all || kind == "engines") {
+      if (all)
+        emit("\nengines:\n");
+      list_engines(*c);
     }
     return kExitOk;
   }

@@ -347,7 +347,7 @@ std::string html_report(const PlanJob& job, const Plan& plan, Lang lang) {
 int run_plan(const std::vector<std::string>& args) {
   CLI::App app("The advisor: a job against every offer in the catalog, ranked, with the reasons.",
                args.front());
-  std::string file, model, kind, deadline, budget, latency, currency, egress, data;
+  std::string file, model, kind, deadline, budget, latency, currency, egress, data, engine;
   double rate = 0, prefix_hit = 0;
   std::vector<std::string> residency, offers, prices;
   double tokens = -1, usd_rate = 0;
@@ -377,6 +377,9 @@ int run_plan(const std::vector<std::string>& args) {
       ->check(rule(fields::kRequestTokens));
   app.add_option("--output-tokens", output_tokens, "serve: generated tokens per request")
       ->check(rule(fields::kRequestTokens));
+  app.add_option("--engine", engine,
+                 "serve: serving engine whose defaults apply (tensorrt-llm, vllm, sglang; "
+                 "default tensorrt-llm)");
   app.add_option("--prefix-hit", prefix_hit,
                  "serve: share of prompt tokens found in the prefix cache, 0 to 1 (default 0)")
       ->check(rule(fields::kPrefixHit));
@@ -471,6 +474,8 @@ int run_plan(const std::vector<std::string>& args) {
     job.output_tokens = output_tokens;
   if (prefix_hit > 0)
     job.prefix_hit = prefix_hit;
+  if (!engine.empty())
+    job.engine = engine;
   if (!residency.empty())
     job.residency = residency;
   if (!offers.empty())

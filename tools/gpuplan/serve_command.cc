@@ -35,8 +35,8 @@ struct ServeFlags {
   std::string model, gpu, offer, price, lengths, precision = "bf16", kv_precision;
   std::string dataset, input_dist, output_dist;
   double input_sd = -1, output_sd = -1;
-  std::string balancer = "least-loaded", kv_policy = "reserve", slo_ttft, slo_tpot, think,
-              scale_out, data, profile;
+  std::string balancer = "least-loaded", kv_policy, engine, slo_ttft, slo_tpot, think, scale_out,
+              data, profile;
   int64_t tp = 0, pp = 0, max_tp = 8, gpus_per_node = 0, nics_per_node = 0;
   int64_t input = 0, output = 0, static_batch = 0, requests = 1000, replicas = 1;
   int64_t users = 0, target_users = 0;  // users: the first of users_list
@@ -112,9 +112,13 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--replicas", f.replicas, "instances behind the load balancer (default 1)")
       ->check(rule(fields::kReplicas));
   app.add_option("--balancer", f.balancer, "least-loaded or round-robin (default least-loaded)");
+  app.add_option("--engine", f.engine,
+                 "serving engine whose defaults apply: tensorrt-llm, vllm or sglang (gpuplan "
+                 "catalog list engines; default tensorrt-llm, which the parameters were fitted "
+                 "with)");
   app.add_option("--kv-policy", f.kv_policy,
                  "reserve (a request's whole context at admission, as TensorRT-LLM) or paged "
-                 "(blocks as it grows, preempting when full, as vLLM); default reserve");
+                 "(blocks as it grows, preempting when full, as vLLM); default: the engine's");
   app.add_option("--slo-ttft", f.slo_ttft, "objective: p99 time to first token, e.g. '2 s'");
   app.add_option("--slo-tpot", f.slo_tpot, "objective: p99 time per output token, e.g. '50 ms'");
   app.add_option("--target-rate", f.target_rate,
@@ -244,14 +248,16 @@ Result<ServeReport> read_flags(const ServeFlags& f) {
     return fail("--balancer", b.error().what, b.error().hint);
   }
   a.job.setup.balancer = *b;
-  Result<KvPolicy> kv = parse_kv_policy(f.kv_policy);
-  if (!kv) {
-    return fail("--kv-policy", kv.error().what, kv.error().hint);
-  }
-  a.job.setup.kv_policy = *kv;
-  if (*kv == KvPolicy::kPaged && f.static_batch > 0) {
-    return fail("--kv-policy", "a paged cache applies to continuous batching",
-                "drop --static-batch or --kv-policy");
+  if (!f.kv_policy.empty()) {
+    Result<KvPolicy> kv = parse_kv_policy(f.kv_policy);
+    if (!kv) {
+      return fail("--kv-policy", kv.error().what, kv.error().hint);
+    }
+    a.job.setup.kv_policy = *kv;
+    if (*kv == KvPolicy::kPaged && f.static_batch > 0) {
+      return fail("--kv-policy", "a paged cache applies to continuous batching",
+                  "drop --static-batch or --kv-policy");
+    }
   }
   a.job.setup.replicas = f.replicas;
   if (f.static_batch > 0) {
@@ -455,8 +461,23 @@ int run_serve(const std::vector<std::string>& args) {
   if (!f.out.html.empty()) {
     a.job.curve_points = kCurvePoints;
   }
-  a.answer = serve(*model, a.job, catalog->memory_params(), catalog->train_params(),
-                   catalog->inference_params());
+  // The engine's limits on this GPU; its KV policy unless --kv-policy says otherwise.
+  const EngineProfile* engine = &catalog->default_engine();
+  if (!f.engine.empty()) {
+    Result<const EngineProfile*> e = catalog->engine(f.engine);
+    if (!e) {
+      return report_error(kName, Error{"--engine", e.error().what, e.error().hint}, kExitUsage);
+    }
+    engine = *e;
+  }
+  const EngineSettings es =
+      engine_settings(*engine, *a.gpu, catalog->inference_params(), catalog->memory_params());
+  if (f.kv_policy.empty() && f.static_batch == 0) {
+    a.job.setup.kv_policy = es.paged ? KvPolicy::kPaged : KvPolicy::kReserve;
+  }
+  a.engine = engine;
+  a.host_time_fitted = es.host_time_fitted;
+  a.answer = serve(*model, a.job, es.memory, catalog->train_params(), es.inference);
   if (!f.out.html.empty()) {
     if (Result<bool> w = write_html_file(f.out.html, serve_html(a)); !w)
       return report_error(kName, w.error());

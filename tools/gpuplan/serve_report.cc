@@ -211,13 +211,30 @@ void print_options(const ServeReport& r) {
   for (const std::string& line : problems) {
     emit("  {}\n", line);
   }
-  emit("{}",
-       say(lang,
-           "TTFT floor: one prompt alone. TPOT floor: one sequence decoding. The engine runs "
-           "at most {} sequences and {} tokens per iteration (data/params).\n",
-           "TTFT mínimo: um prompt sozinho. TPOT mínimo: uma sequência decodificando. O motor "
-           "roda no máximo {} sequências e {} tokens por iteração (data/params).\n",
-           a.max_batch, a.chunk_tokens));
+  const EngineProfile& e = *r.engine;
+  emit(
+      "{}",
+      say(lang,
+          "TTFT floor: one prompt alone. TPOT floor: one sequence decoding. The engine ({}) "
+          "runs at most {} sequences and {} tokens per iteration, KV blocks of {} token{}, {} "
+          "(data/engines/{}.toml).\n",
+          "TTFT mínimo: um prompt sozinho. TPOT mínimo: uma sequência decodificando. O motor "
+          "({}) roda no máximo {} sequências e {} tokens por iteração, blocos de KV de {} "
+          "token{}, {} (data/engines/{}.toml).\n",
+          e.name, a.max_batch, a.chunk_tokens, e.kv_block_tokens, e.kv_block_tokens == 1 ? "" : "s",
+          r.job.setup.kv_policy == KvPolicy::kPaged
+              ? tr(lang, "paged KV cache", "cache KV paginado")
+              : tr(lang, "whole contexts reserved", "contextos inteiros reservados"),
+          e.id));
+  if (!r.host_time_fitted) {
+    emit("{}", say(lang,
+                   "note: no published {} run informed its host time per iteration; the one "
+                   "fitted to TensorRT-LLM runs stands in, so latencies may be low.\n",
+                   "nota: nenhuma execução publicada do {} informou seu tempo de host por "
+                   "iteração; o ajustado a execuções do TensorRT-LLM o substitui, então as "
+                   "latências podem sair baixas.\n",
+                   e.name));
+  }
 }
 
 // "one instance (tp 2) serves 3.1 requests/s within p99 TPOT <= 50.0 ms (...); ...".
@@ -622,6 +639,9 @@ void print_serve_json(const ServeReport& r) {
       .field("users", w.users)
       .field("think_s", w.think_time.si())
       .field("prefix_hit", w.prefix_hit)
+      .field("engine", r.engine->id)
+      .field("engine_host_time_fitted", r.host_time_fitted)
+      .field("kv_policy", std::string(kv_policy_name(job.setup.kv_policy)))
       .field("requests", r.answer.requests);
   if (job.slo.ttft_p99) {
     j.field("slo_ttft_p99_s", job.slo.ttft_p99->si());

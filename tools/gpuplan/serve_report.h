@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "gpuplan/engine.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/lang.h"
 #include "gpuplan/serve.h"
@@ -25,8 +26,10 @@ struct ServeReport {
   std::string load_kind;    // "offline", "poisson", "static_batch", "closed_loop"
   int64_t input = 0;        // tokens (the means, for a trace)
   int64_t output = 0;
-  std::optional<Money> price;  // per GPU-hour
-  Lang lang = Lang::kEn;       // of the text and HTML reports (and of per_request and load)
+  std::optional<Money> price;             // per GPU-hour
+  const EngineProfile* engine = nullptr;  // whose defaults applied
+  bool host_time_fitted = true;           // false: the shared host time stood in for its own
+  Lang lang = Lang::kEn;  // of the text and HTML reports (and of per_request and load)
 };
 
 void print_serve_text(const ServeReport& r);

@@ -1,0 +1,76 @@
+// Serving engines (data/engines/<id>.toml): the defaults an engine starts with when nobody tunes
+// it — how much memory it gives the KV cache and of what, how many sequences and tokens one
+// iteration takes, the KV block size, whether it reserves a request's whole context or pages it
+// in and preempts, and the host time it adds to every iteration where that was fitted.
+//
+// A profile is applied to the shared serving parameters (params.h) for one GPU: engines pick
+// larger batch and token limits on GPUs with more memory, so the numbers depend on the card.
+#ifndef GPUPLAN_ENGINE_H_
+#define GPUPLAN_ENGINE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/hardware.h"
+#include "gpuplan/params.h"
+#include "gpuplan/units.h"
+
+namespace gpuplan {
+
+// Limits an engine picks on GPUs with at least `min_memory` (the capacity the driver reports),
+// except the GPUs listed.
+struct EngineTier {
+  Bytes min_memory;
+  int64_t max_batch = 0;
+  int64_t max_tokens = 0;
+  std::vector<std::string> except_gpus;  // catalog GPU ids
+};
+
+struct EngineProfile {
+  std::string id;
+  std::string name;
+  // How published results name the engine: a row's engine text that starts with one of these
+  // (any case) ran this engine.
+  std::vector<std::string> aliases;
+  bool paged = false;  // blocks as sequences grow, preempting when full; else whole contexts
+  // The KV cache's share of the GPU's whole memory, less what weights and working memory take
+  // (vLLM, SGLang); or of the memory those leave (TensorRT-LLM).
+  bool kv_of_total = false;
+  double kv_memory_fraction = 0;
+  int64_t max_batch = 0;          // sequences per iteration
+  int64_t max_tokens = 0;         // tokens per iteration: the chunked-prefill budget
+  std::vector<EngineTier> tiers;  // by rising min_memory; the last that applies wins
+  int64_t kv_block_tokens = 1;
+  // Host time per iteration, where published runs of this engine fitted it; absent: the shared
+  // fitted value (params/inference.toml), which only TensorRT-LLM rows informed.
+  std::optional<Seconds> iteration_overhead;
+  std::string source;
+  std::string file;
+
+  // Whether a published engine name ("TensorRT-LLM 0.17 + Triton") is this engine.
+  bool names(std::string_view published) const;
+};
+
+// What an engine runs with on one GPU.
+struct EngineSettings {
+  InferenceParams inference;
+  MemoryParams memory;
+  bool paged = false;
+  // Whether the host time per iteration was fitted to this engine's published runs (its own, or
+  // the shared one when `inference` came from the catalog and this is its default engine).
+  bool host_time_fitted = true;
+};
+
+// The shared parameters with the profile's values on `gpu`; engine_defaults: with the values it
+// takes on a GPU no tier names.
+EngineSettings engine_settings(const EngineProfile& e, const Gpu& gpu, InferenceParams inference,
+                               MemoryParams memory);
+EngineSettings engine_defaults(const EngineProfile& e, InferenceParams inference,
+                               MemoryParams memory);
+
+}  // namespace gpuplan
+
+#endif  // GPUPLAN_ENGINE_H_

@@ -1,0 +1,130 @@
+#include "gpuplan/engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "loaders.h"
+
+namespace gpuplan {
+
+bool EngineProfile::names(std::string_view published) const {
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+  };
+  const std::string text = lower(published);
+  return std::any_of(aliases.begin(), aliases.end(),
+                     [&](const std::string& a) { return text.starts_with(lower(a)); });
+}
+
+namespace {
+
+EngineSettings apply(const EngineProfile& e, int64_t max_batch, int64_t max_tokens,
+                     InferenceParams inference, MemoryParams memory) {
+  EngineSettings s;
+  // Fitted: the profile's own, or the shared one, fitted with this engine's runs.
+  s.host_time_fitted = e.iteration_overhead.has_value() || inference.engine == e.id;
+  inference.kv_memory_fraction = e.kv_memory_fraction;
+  inference.kv_of_total = e.kv_of_total;
+  inference.max_batch = max_batch;
+  inference.kv_block_tokens = e.kv_block_tokens;
+  inference.engine = e.id;
+  if (e.iteration_overhead) {
+    inference.iteration_overhead = *e.iteration_overhead;
+  }
+  memory.inference_chunk_tokens = max_tokens;
+  s.inference = inference;
+  s.memory = memory;
+  s.paged = e.paged;
+  return s;
+}
+
+}  // namespace
+
+EngineSettings engine_settings(const EngineProfile& e, const Gpu& gpu, InferenceParams inference,
+                               MemoryParams memory) {
+  int64_t max_batch = e.max_batch;
+  int64_t max_tokens = e.max_tokens;
+  for (const EngineTier& t : e.tiers) {
+    const bool excepted =
+        std::find(t.except_gpus.begin(), t.except_gpus.end(), gpu.id) != t.except_gpus.end();
+    if (gpu.memory_usable.si() >= t.min_memory.si() && !excepted) {
+      max_batch = t.max_batch;
+      max_tokens = t.max_tokens;
+    }
+  }
+  return apply(e, max_batch, max_tokens, std::move(inference), memory);
+}
+
+EngineSettings engine_defaults(const EngineProfile& e, InferenceParams inference,
+                               MemoryParams memory) {
+  return apply(e, e.max_batch, e.max_tokens, std::move(inference), memory);
+}
+
+namespace detail {
+
+Result<EngineProfile> load_engine(const std::string& path) {
+  toml::table table;
+  GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
+  TomlReader r(table, path);
+  r.accept("schema");
+  EngineProfile e;
+  e.file = path;
+  GPUPLAN_ASSIGN_OR_RETURN(e.id, checked_id(r));
+  GPUPLAN_ASSIGN_OR_RETURN(e.name, r.text("name"));
+  GPUPLAN_ASSIGN_OR_RETURN(e.aliases, r.text_list("aliases"));
+  std::string policy, basis;
+  GPUPLAN_ASSIGN_OR_RETURN(policy, r.text("kv_policy"));
+  if (policy != "reserve" && policy != "paged") {
+    return fail(r.where("kv_policy"), fmt::format("'{}' is not a KV policy", policy),
+                "reserve or paged");
+  }
+  e.paged = policy == "paged";
+  GPUPLAN_ASSIGN_OR_RETURN(basis, r.text("kv_memory_of"));
+  if (basis != "free" && basis != "total") {
+    return fail(r.where("kv_memory_of"),
+                fmt::format("'{}' is not what KV memory is a share of", basis),
+                "free (what weights and workspace leave) or total (the whole GPU)");
+  }
+  e.kv_of_total = basis == "total";
+  GPUPLAN_ASSIGN_OR_RETURN(e.kv_memory_fraction, r.number("kv_memory_fraction", 0.05, 1.0));
+  GPUPLAN_ASSIGN_OR_RETURN(e.max_batch, r.integer("max_batch", 1, int64_t{1} << 20));
+  GPUPLAN_ASSIGN_OR_RETURN(e.max_tokens, r.integer("max_tokens", 1, int64_t{1} << 24));
+  GPUPLAN_ASSIGN_OR_RETURN(e.kv_block_tokens, r.integer("kv_block_tokens", 1, 4096));
+  std::optional<double> overhead;
+  GPUPLAN_ASSIGN_OR_RETURN(overhead,
+                           r.optional_quantity("iteration_overhead", Dimension::kSeconds));
+  if (overhead) {
+    e.iteration_overhead = Seconds(*overhead);
+  }
+  if (r.raw("tier") != nullptr) {
+    std::vector<TomlReader> tiers;
+    GPUPLAN_ASSIGN_OR_RETURN(tiers, r.table_list("tier"));
+    for (TomlReader& t : tiers) {
+      EngineTier tier;
+      double memory = 0;
+      GPUPLAN_ASSIGN_OR_RETURN(memory, t.quantity("min_memory", Dimension::kBytes));
+      tier.min_memory = Bytes(memory);
+      GPUPLAN_ASSIGN_OR_RETURN(tier.max_batch, t.integer("max_batch", 1, int64_t{1} << 20));
+      GPUPLAN_ASSIGN_OR_RETURN(tier.max_tokens, t.integer("max_tokens", 1, int64_t{1} << 24));
+      if (t.raw("except_gpus") != nullptr) {
+        GPUPLAN_ASSIGN_OR_RETURN(tier.except_gpus, t.text_list("except_gpus"));
+      }
+      GPUPLAN_RETURN_IF_ERROR(t.finish());
+      if (!e.tiers.empty() && tier.min_memory.si() <= e.tiers.back().min_memory.si()) {
+        return fail(t.where("min_memory"), "tiers must rise in min_memory", "");
+      }
+      e.tiers.push_back(std::move(tier));
+    }
+  }
+  GPUPLAN_ASSIGN_OR_RETURN(e.source, r.text("source"));
+  GPUPLAN_RETURN_IF_ERROR(r.finish());
+  return e;
+}
+
+}  // namespace detail
+}  // namespace gpuplan

@@ -1,0 +1,96 @@
+#include "gpuplan/engine.h"
+
+#include <gtest/gtest.h>
+
+#include "gpuplan/catalog.h"
+#include "gpuplan/inference.h"
+#include "shipped_catalog.h"
+
+namespace gpuplan {
+namespace {
+
+const EngineProfile& engine(const char* id) {
+  return **shipped_catalog().engine(id);
+}
+
+EngineSettings on(const char* engine_id, const char* gpu_id) {
+  const Catalog& c = shipped_catalog();
+  return engine_settings(engine(engine_id), **c.gpu(gpu_id), c.inference_params(),
+                         c.memory_params());
+}
+
+TEST(EngineTest, TheCatalogDefaultsAreTheDefaultEnginesAndItsHostTimeIsFitted) {
+  // params/inference.toml names tensorrt-llm; its 2,048 sequences and 8,192 tokens
+  // (data/engines/tensorrt-llm.toml) are what serve uses without --engine.
+  const Catalog& c = shipped_catalog();
+  EXPECT_EQ(c.default_engine().id, "tensorrt-llm");
+  EXPECT_EQ(c.inference_params().engine, "tensorrt-llm");
+  EXPECT_EQ(c.inference_params().max_batch, 2048);
+  EXPECT_EQ(c.memory_params().inference_chunk_tokens, 8192);
+  EXPECT_FALSE(c.inference_params().kv_of_total);
+  EXPECT_TRUE(on("tensorrt-llm", "h100-sxm").host_time_fitted);
+  EXPECT_FALSE(on("tensorrt-llm", "h100-sxm").paged);
+  // No vLLM or SGLang run was fitted: the shared host time stands in, and serve says so.
+  EXPECT_FALSE(on("vllm", "h100-sxm").host_time_fitted);
+  EXPECT_EQ(on("vllm", "h100-sxm").inference.iteration_overhead.si(),
+            c.inference_params().iteration_overhead.si());
+}
+
+TEST(EngineTest, LimitsFollowTheGpusMemoryAsEachEngineSetsThem) {
+  // vLLM: 1,024 sequences and 8,192 tokens from 70 GiB (H100 SXM reports 79.6 GiB), except on
+  // A100s; 256 and 2,048 below (L40S, 45 GiB).
+  EXPECT_EQ(on("vllm", "h100-sxm").inference.max_batch, 1024);
+  EXPECT_EQ(on("vllm", "h100-sxm").memory.inference_chunk_tokens, 8192);
+  EXPECT_EQ(on("vllm", "a100-sxm-80gb").inference.max_batch, 256);
+  EXPECT_EQ(on("vllm", "a100-sxm-80gb").memory.inference_chunk_tokens, 2048);
+  EXPECT_EQ(on("vllm", "l40s").memory.inference_chunk_tokens, 2048);
+  EXPECT_TRUE(on("vllm", "l40s").paged);
+  EXPECT_EQ(on("vllm", "l40s").inference.kv_block_tokens, 16);
+  // SGLang's prefill chunk: 2,048 below 35 GiB (L4, 22.5 GiB), 8,192 below 160 GiB (H200,
+  // 140.4 GiB), 16,384 above (B200, 179.1 GiB).
+  EXPECT_EQ(on("sglang", "l4").memory.inference_chunk_tokens, 2048);
+  EXPECT_EQ(on("sglang", "h200-sxm").memory.inference_chunk_tokens, 8192);
+  EXPECT_EQ(on("sglang", "b200").memory.inference_chunk_tokens, 16384);
+}
+
+TEST(EngineTest, AShareOfTheWholeGpuLeavesTheKvCacheWhatWeightsAndWorkLeaveOfIt) {
+  // Llama 3.1 8B on one H100 SXM. TensorRT-LLM gives the KV cache 90 % of the free memory F
+  // (usable less weights, working memory and runtime); vLLM gives everything 90 % of the usable
+  // memory U, so its cache is F - 10 % of U, F taken with vLLM's own working set (1,024
+  // sequences' logits, not 2,048): the same settings with all of F given to the cache.
+  const Catalog& c = shipped_catalog();
+  const Model llama = *c.model("llama-3.1-8b");
+  Instance in;
+  in.gpu = *c.gpu("h100-sxm");
+  in.scale_up = *c.fabric("nvlink4");
+  const EngineSettings trt = on("tensorrt-llm", "h100-sxm");
+  const EngineSettings vllm = on("vllm", "h100-sxm");
+  const InferenceModel a(llama, in, trt.memory, c.train_params(), trt.inference);
+  const InferenceModel b(llama, in, vllm.memory, c.train_params(), vllm.inference);
+  ASSERT_TRUE(a.feasible() && b.feasible());
+  InferenceParams all_free = vllm.inference;
+  all_free.kv_of_total = false;
+  all_free.kv_memory_fraction = 1.0;
+  const InferenceModel f(llama, in, vllm.memory, c.train_params(), all_free);
+  const double usable = b.usable_per_gpu().si();
+  EXPECT_NEAR(b.kv_budget_per_gpu().si(), f.kv_budget_per_gpu().si() - 0.1 * usable, 1.0);
+  EXPECT_LT(b.kv_budget_per_gpu().si(), a.kv_budget_per_gpu().si());
+  // Half a block per request goes unused: 16 tokens of TensorRT-LLM's 32, 8 of vLLM's 16.
+  EXPECT_EQ(a.kv_block_waste(), 16);
+  EXPECT_EQ(b.kv_block_waste(), 8);
+}
+
+TEST(EngineTest, PublishedNamesPickTheirEngine) {
+  // Validation rows name the engine as their source does (data/validation/inference.json).
+  const Catalog& c = shipped_catalog();
+  EXPECT_EQ(c.engine_named("TensorRT-LLM 0.14 + Triton")->id, "tensorrt-llm");
+  EXPECT_EQ(c.engine_named("FasterTransformer")->id, "tensorrt-llm");
+  EXPECT_EQ(c.engine_named("vllm 0.6.3")->id, "vllm");
+  EXPECT_EQ(c.engine_named("SGLang v0.4")->id, "sglang");
+  EXPECT_EQ(c.engine_named("DeepSpeed-MII"), nullptr);
+  EXPECT_FALSE(c.engine("vlm").has_value());
+  EXPECT_NE(c.engine("vlm").error().hint.find("vllm"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuplan
