@@ -43,6 +43,8 @@ std::string describe(const PlanJob& j, Lang lang = Lang::kEn) {
                   lang == Lang::kEn ? fmt::format("{:g}", j.rate_per_s)
                                     : number(j.rate_per_s, j.rate_per_s < 10 ? 2 : 1, lang),
                   j.input_tokens, j.output_tokens);
+    if (!j.engine.empty())
+      s += say(lang, ", on {}", ", no {}", j.engine);
     if (j.prefix_hit > 0)
       s += say(lang, ", {} % of prompt tokens from the prefix cache",
                ", {} % dos tokens do prompt vindos do cache de prefixos",
