@@ -102,7 +102,14 @@ std::vector<SweepPoint> sweep(const ServeOption& b, const ServeJob& job) {
       p.overload = load > ceiling;
     }
     w.goodput = job.slo;
-    p.result = simulate_serving(*b.model, w, job.setup);
+    if (p.overload) {
+      p.result = simulate_serving(*b.model, w, job.setup);
+    } else {
+      // The steady state, whatever the job's request count: a sweep compares loads.
+      SettledResult s = simulate_settled(*b.model, w, job.setup);
+      p.result = std::move(s.result);
+      p.settled = s.settled;
+    }
     points.push_back(std::move(p));
   }
   if (points.empty() || points.front().result.requests == 0) {

@@ -119,6 +119,19 @@ TEST(ServeTest, ASweepSimulatesEachLoadAndMarksTheKneeAndTheOverload) {
   EXPECT_EQ(knees, 1);
   EXPECT_FALSE(a.sweep[4].knee);
   EXPECT_FALSE(a.run.has_value());
+  // Loads below the ceiling are measured in their steady state (simulate_settled), so the
+  // job's request count does not move them; the overloaded one is run as asked, and its queue,
+  // and TTFT, grow with the run. At 95 % of the ceiling the queue's swings outlast even the
+  // longest run (SteadyState::most): the point says it did not settle.
+  j.workload.requests = 6000;
+  const ServeAnswer longer = answer("llama-3.1-8b", j);
+  EXPECT_FALSE(a.sweep[3].settled);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(a.sweep[i].settled, i < 3) << i;
+    EXPECT_EQ(longer.sweep[i].result.ttft.p99, a.sweep[i].result.ttft.p99) << i;
+    EXPECT_EQ(longer.sweep[i].result.requests, a.sweep[i].result.requests) << i;
+  }
+  EXPECT_GT(longer.sweep[4].result.ttft.p99, a.sweep[4].result.ttft.p99);
 }
 
 }  // namespace

@@ -87,8 +87,10 @@ struct SweepPoint {
   double load = 0;  // requests/s over all replicas, or users
   ServingResult result;
   // Arrivals exceed what the replicas complete with every request queued at once: the queue
-  // grows without bound, so the latencies here grow with the length of the run.
+  // grows without bound, so the latencies here grow with the length of the run, which is the
+  // job's request count. Every other load runs until it settles (simulate_settled).
   bool overload = false;
+  bool settled = true;  // false: SteadyState's cap came first
   // The heaviest load before the latency turns up: the last load (not overloaded) whose p99
   // TTFT is at most twice the lightest load's, when a heavier one's is more (or overloads).
   bool knee = false;

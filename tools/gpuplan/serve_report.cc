@@ -92,19 +92,20 @@ Table sweep_table(const ServeReport& r) {
        tr(lang, "output tok/s", "tokens de saída/s"), tr(lang, "done (req/s)", "feitas (req/s)"),
        tr(lang, "goodput (req/s)", "goodput (req/s)"), "TTFT p50 (ms)", "TTFT p99 (ms)",
        "TPOT p50 (ms)", "TPOT p99 (ms)", "ITL (ms)", "E2E p99 (s)",
-       tr(lang, "mean batch", "lote médio"), ""},
-      {true, true, true, true, true, true, true, true, true, true, true, false});
+       tr(lang, "mean batch", "lote médio"), tr(lang, "measured", "medidas"), ""},
+      {true, true, true, true, true, true, true, true, true, true, true, true, false});
   for (const SweepPoint& p : r.answer.sweep) {
     const ServingResult& x = p.result;
-    const std::string note = p.overload ? std::string(tr(lang, "overload", "sobrecarga"))
-                             : p.knee   ? std::string(tr(lang, "<- knee", "<- joelho"))
-                                        : std::string();
+    const std::string note = p.overload   ? std::string(tr(lang, "overload", "sobrecarga"))
+                             : !p.settled ? std::string(tr(lang, "not settled", "não estabilizou"))
+                             : p.knee     ? std::string(tr(lang, "<- knee", "<- joelho"))
+                                          : std::string();
     t.add({number(p.load, closed ? 0 : 2, lang), number(std::round(x.output_tokens_per_s), 0, lang),
            number(x.requests_per_s, 2, lang), number(x.goodput_per_s, 2, lang),
            number(x.ttft.p50 * 1e3, 1, lang), number(x.ttft.p99 * 1e3, 1, lang),
            number(x.tpot.p50 * 1e3, 1, lang), number(x.tpot.p99 * 1e3, 1, lang),
            number(x.itl_mean * 1e3, 1, lang), number(x.e2e.p99, 2, lang),
-           number(x.mean_batch, 1, lang), note});
+           number(x.mean_batch, 1, lang), number(static_cast<double>(x.requests), 0, lang), note});
   }
   return t;
 }
@@ -114,12 +115,16 @@ void print_sweep(const ServeReport& r) {
   const ServeJob& job = r.job;
   const ServeAnswer& a = r.answer;
   const ServeOption& best = *a.best_option();
-  emit("{}", say(lang, "\nsweep  {}, {} replica(s) ({}), {}, {} requests per load\n",
-                 "\nvarredura  {}, {} réplica(s) ({}), {}, {} requisições por carga\n",
+  emit("{}", say(lang,
+                 "\nsweep  {}, {} replica(s) ({}), {}, each load measured in its steady state "
+                 "(runs doubling until two agree within {} %; measured: the requests counted)\n",
+                 "\nvarredura  {}, {} réplica(s) ({}), {}, cada carga medida em regime "
+                 "(simulações dobrando até duas concordarem em {} %; medidas: as requisições "
+                 "contadas)\n",
                  shape_name(best), job.setup.replicas, balancer_name(job.setup.balancer),
                  job.closed() ? tr(lang, "a closed loop of users", "ciclo fechado de usuários")
                               : tr(lang, "Poisson arrivals", "chegadas de Poisson"),
-                 a.sweep.empty() ? 0 : a.sweep.front().result.requests));
+                 number(SteadyState{}.tolerance * 100, 0, lang)));
   emit("{}", sweep_table(r).str("  "));
   if (job.slo.any()) {
     emit("{}", say(lang, "  goodput: requests whose own TTFT and TPOT are within {}\n",
@@ -325,6 +330,7 @@ void write_sweep(JsonWriter& j, const ServeReport& r) {
   for (const SweepPoint& p : r.answer.sweep) {
     j.begin_object().field(r.job.closed() ? "users" : "rate_per_s", p.load);
     j.field("overload", p.overload)
+        .field("settled", p.settled)
         .field("knee", p.knee)
         .field("goodput_per_s", p.result.goodput_per_s);
     write_result(j, "simulation", p.result);
@@ -408,7 +414,8 @@ void print_serve_csv(const ServeReport& r) {
     // A sweep is the answer's table: one row per load, SI units.
     Table t({closed ? "users" : "rate_per_s", "output_tokens_per_s", "requests_per_s",
              "goodput_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "itl_mean_s",
-             "e2e_p50_s", "e2e_p99_s", "mean_batch", "overload", "knee"});
+             "e2e_p50_s", "e2e_p99_s", "mean_batch", "measured_requests", "overload", "settled",
+             "knee"});
     for (const SweepPoint& p : r.answer.sweep) {
       const ServingResult& x = p.result;
       t.add({fmt::format("{:.6g}", p.load), fmt::format("{:.6g}", x.output_tokens_per_s),
@@ -417,7 +424,8 @@ void print_serve_csv(const ServeReport& r) {
              fmt::format("{:.6g}", x.tpot.p50), fmt::format("{:.6g}", x.tpot.p99),
              fmt::format("{:.6g}", x.itl_mean), fmt::format("{:.6g}", x.e2e.p50),
              fmt::format("{:.6g}", x.e2e.p99), fmt::format("{:.6g}", x.mean_batch),
-             p.overload ? "true" : "false", p.knee ? "true" : "false"});
+             fmt::format("{}", x.requests), p.overload ? "true" : "false",
+             p.settled ? "true" : "false", p.knee ? "true" : "false"});
     }
     emit("{}", t.csv());
     return;
