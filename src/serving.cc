@@ -267,12 +267,22 @@ RequestLength Workload::length(int64_t request) const {
 
 double Workload::mean_context() const {
   if (lengths.empty()) {
-    return (input_distribution ? input_distribution->mean() : static_cast<double>(input_tokens)) +
-           mean_output();
+    return mean_input() + mean_output();
   }
   double sum = 0;
   for (const RequestLength& l : lengths) {
     sum += static_cast<double>(l.input + l.output);
+  }
+  return sum / static_cast<double>(lengths.size());
+}
+
+double Workload::mean_input() const {
+  if (lengths.empty()) {
+    return input_distribution ? input_distribution->mean() : static_cast<double>(input_tokens);
+  }
+  double sum = 0;
+  for (const RequestLength& l : lengths) {
+    sum += static_cast<double>(l.input);
   }
   return sum / static_cast<double>(lengths.size());
 }
@@ -290,12 +300,33 @@ double Workload::mean_output() const {
 
 int64_t Workload::max_context() const {
   if (lengths.empty()) {
-    return (input_distribution ? input_distribution->max() : input_tokens) +
-           (output_distribution ? output_distribution->max() : output_tokens);
+    return max_input() + max_output();
   }
   int64_t most = 0;
   for (const RequestLength& l : lengths) {
     most = std::max(most, l.input + l.output);
+  }
+  return most;
+}
+
+int64_t Workload::max_input() const {
+  if (lengths.empty()) {
+    return input_distribution ? input_distribution->max() : input_tokens;
+  }
+  int64_t most = 0;
+  for (const RequestLength& l : lengths) {
+    most = std::max(most, l.input);
+  }
+  return most;
+}
+
+int64_t Workload::max_output() const {
+  if (lengths.empty()) {
+    return output_distribution ? output_distribution->max() : output_tokens;
+  }
+  int64_t most = 0;
+  for (const RequestLength& l : lengths) {
+    most = std::max(most, l.output);
   }
   return most;
 }
@@ -312,12 +343,12 @@ double Workload::mean_cached() const {
   if (prefix_hit <= 0) {
     return 0;
   }
-  if (lengths.empty()) {
+  if (input_distribution && lengths.empty()) {
     // A distribution's floor is left out: at most one token per request.
-    const double input =
-        input_distribution ? input_distribution->mean() : static_cast<double>(input_tokens);
-    return input_distribution ? std::min(prefix_hit * input, input - 1.0)
-                              : static_cast<double>(cached_tokens(input_tokens));
+    return std::min(prefix_hit * mean_input(), mean_input() - 1.0);
+  }
+  if (lengths.empty()) {
+    return static_cast<double>(cached_tokens(input_tokens));
   }
   double sum = 0;
   for (const RequestLength& l : lengths) {
@@ -327,25 +358,13 @@ double Workload::mean_cached() const {
 }
 
 int64_t Workload::prefix_store() const {
-  if (prefix_hit <= 0) {
-    return 0;
-  }
-  int64_t longest = 0;
-  if (lengths.empty()) {
-    longest = input_distribution ? input_distribution->max() : input_tokens;
-  }
-  for (const RequestLength& l : lengths) {
-    longest = std::max(longest, l.input);
-  }
-  return cached_tokens(longest);
+  return cached_tokens(max_input());
 }
 
 int64_t Workload::max_own_context() const {
   if (lengths.empty()) {
     // input - cached_tokens(input) never falls as the input grows.
-    const int64_t input = input_distribution ? input_distribution->max() : input_tokens;
-    return input - cached_tokens(input) +
-           (output_distribution ? output_distribution->max() : output_tokens);
+    return max_input() - cached_tokens(max_input()) + max_output();
   }
   int64_t most = 0;
   for (const RequestLength& l : lengths) {

@@ -101,8 +101,11 @@ struct Workload {
 
   RequestLength length(int64_t request) const;
   double mean_context() const;  // input + output, averaged over the requests
+  double mean_input() const;    // prompt tokens, averaged over the requests
   double mean_output() const;   // output tokens, averaged over the requests
   int64_t max_context() const;
+  int64_t max_input() const;   // the longest prompt
+  int64_t max_output() const;  // the longest output
   // Of a prompt of `input` tokens, those found in the prefix cache: floor(prefix_hit x input),
   // leaving at least one to compute (the last token's logits are always computed).
   int64_t cached_tokens(int64_t input) const;

@@ -105,8 +105,9 @@ void list_engines(const Catalog& c) {
            fmt::format("{:.0f} % of {}", e.kv_memory_fraction * 100,
                        e.kv_of_total ? "the GPU" : "what is free"),
            fmt::format("{}", e.kv_block_tokens), engine_limits(c, e),
-           e.iteration_overhead || e.id == c.inference_params().engine ? "fitted"
-                                                                       : "shared (not fitted)"});
+           engine_defaults(e, c.inference_params(), c.memory_params()).host_time_fitted
+               ? "fitted"
+               : "shared (not fitted)"});
   }
   emit("{}", t.str());
   emit(

@@ -330,7 +330,7 @@ Result<bool> read_distributions(const ServeFlags& f, const Catalog& c, ServeRepo
   if (!w.input_distribution && !w.output_distribution) {
     return true;
   }
-  a.input = std::llround(w.mean_context() - w.mean_output());
+  a.input = std::llround(w.mean_input());
   a.output = std::llround(w.mean_output());
   const std::string from = f.dataset.empty()
                                ? say(f.out.lang, "drawn lengths", "tamanhos sorteados")
@@ -347,19 +347,13 @@ Result<bool> read_lengths(const ServeFlags& f, ServeReport& a) {
     return true;
   }
   GPUPLAN_ASSIGN_OR_RETURN(a.job.workload.lengths, load_request_lengths(f.lengths));
-  const std::vector<RequestLength>& l = a.job.workload.lengths;
-  double in = 0, out = 0;
-  for (const RequestLength& r : l) {
-    in += static_cast<double>(r.input);
-    out += static_cast<double>(r.output);
-  }
-  const double n = static_cast<double>(l.size());
-  a.input = std::llround(in / n);
-  a.output = std::llround(out / n);
+  const Workload& w = a.job.workload;
+  a.input = std::llround(w.mean_input());
+  a.output = std::llround(w.mean_output());
   a.per_request =
       say(f.out.lang, "request lengths from {} ({} lines, means {} -> {} tokens, longest {})",
           "tamanhos das requisições de {} ({} linhas, médias {} -> {} tokens, maior {})", f.lengths,
-          l.size(), a.input, a.output, a.job.workload.max_context());
+          w.lengths.size(), a.input, a.output, w.max_context());
   return true;
 }
 
