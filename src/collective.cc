@@ -89,17 +89,22 @@ Seconds all_to_all_time(Bytes bytes, const Group& g, const Network& net) {
   return collective_time(bytes * fraction(g.ranks), 1, g, net, bytes, false);
 }
 
+Link point_to_point(bool crosses_nodes, const Network& net) {
+  if (crosses_nodes) {
+    // The sending GPU's share of its node's NICs.
+    return {net.nic_bandwidth *
+                (static_cast<double>(net.nics_per_node) / static_cast<double>(net.gpus_per_node)),
+            net.base_latency + net.inter_latency};
+  }
+  return {net.intra_busbw, net.base_latency + net.intra_latency};
+}
+
 Seconds send_recv_time(Bytes bytes, bool crosses_nodes, const Network& net) {
   if (bytes.si() <= 0) {
     return Seconds(0);
   }
-  if (crosses_nodes) {
-    // One stage boundary uses the NIC of the sending GPU.
-    const BytesPerSecond per_gpu = net.nic_bandwidth * (static_cast<double>(net.nics_per_node) /
-                                                        static_cast<double>(net.gpus_per_node));
-    return bytes / per_gpu + net.base_latency + net.inter_latency;
-  }
-  return bytes / net.intra_busbw + net.base_latency + net.intra_latency;
+  const Link link = point_to_point(crosses_nodes, net);
+  return bytes / link.bandwidth + link.latency;
 }
 
 Network cluster_network(const Cluster& c, const TrainParams& p) {

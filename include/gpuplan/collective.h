@@ -63,7 +63,14 @@ Seconds reduce_scatter_time(Bytes bytes, const Group& g, const Network& net);
 Seconds all_to_all_time(Bytes bytes, const Group& g, const Network& net);
 // ceil(log2 n) for n >= 1: the link levels a low-latency pass over n peers pays.
 int64_t latency_levels(int64_t n);
-// Point-to-point transfer between neighbouring pipeline stages.
+// One GPU's point-to-point link: inside a node the scale-up fabric, across nodes the GPU's share
+// of the node's NICs; a transfer of b bytes takes b / bandwidth + latency.
+struct Link {
+  BytesPerSecond bandwidth;
+  Seconds latency;
+};
+Link point_to_point(bool crosses_nodes, const Network& net);
+// Point-to-point transfer between neighbouring pipeline stages, over point_to_point's link.
 Seconds send_recv_time(Bytes bytes, bool crosses_nodes, const Network& net);
 
 // The machines: how many GPUs of which type, how they are grouped into nodes, and the fabrics.
