@@ -144,12 +144,18 @@ bool meets_slo(const ServingResult& r, const Slo& slo, Text* why) {
   return true;
 }
 
-Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
-                            const Slo& slo) {
+namespace {
+
+// capacity_under_slo's bisection over the rates of Poisson arrivals, on any simulator:
+// `simulate(w)` serves `w` (rate 0: every request queued at once).
+template <typename Simulate>
+Capacity bisect_capacity(const Simulate& simulate, const Workload& w, const Slo& slo) {
   Capacity c;
   Workload offline = w;
   offline.rate_per_s = 0;
-  c.offline = simulate_serving(model, offline, s);
+  offline.warmup = 0;  // every request arrives at once: no steady state to measure
+  offline.cooldown = 0;
+  c.offline = simulate(offline);
   if (!c.offline.feasible) {
     c.reason = c.offline.reason;
     return c;
@@ -164,7 +170,7 @@ Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, cons
   auto run = [&](double rate) {
     Workload p = w;
     p.rate_per_s = rate;
-    return simulate_serving(model, p, s);
+    return simulate(p);
   };
   // A light load: 2 % of the ceiling. Missing the objective there means no rate meets it.
   double low = ceiling * 0.02;
@@ -194,6 +200,19 @@ Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, cons
     }
   }
   return c;
+}
+
+}  // namespace
+
+Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
+                            const Slo& slo) {
+  return bisect_capacity([&](const Workload& p) { return simulate_serving(model, p, s); }, w, slo);
+}
+
+Capacity disaggregated_capacity(const InferenceModel& prefill, const InferenceModel& decode,
+                                const Workload& w, const DisaggregatedSetup& s, const Slo& slo) {
+  return bisect_capacity(
+      [&](const Workload& p) { return simulate_disaggregated(prefill, decode, p, s); }, w, slo);
 }
 
 UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,

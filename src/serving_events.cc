@@ -57,7 +57,20 @@ struct Finish {
   auto operator<=>(const Finish&) const = default;
 };
 
+// What an engine's instances do: both phases of every request (aggregated serving), or one of
+// them in a disaggregated deployment.
+enum class Role : uint8_t { kBoth, kPrefill, kDecode };
+
+// The engines of one instance shape: its model, iteration clock and KV cache.
+struct Pool {
+  const InferenceModel* model = nullptr;
+  detail::IterationClock clock;
+  int64_t capacity = 0;  // tokens of KV cache for the requests' own contexts (kv_room)
+  Role role = Role::kBoth;
+};
+
 struct Engine {
+  uint8_t pool = 0;                // its index in Events::pools_
   std::deque<int64_t> waiting;     // request slots, first come first served
   std::vector<int64_t> running;    // slots in admission order; kGone where one left
   int64_t live = 0;                // running slots not gone
@@ -86,19 +99,35 @@ struct Engine {
 
 class Events {
  public:
+  // Aggregated: s.replicas instances of `m`, each running both phases.
   Events(const InferenceModel& m, const Workload& w, const ServingSetup& s)
       : outcomes(w),
-        model_(m),
         w_(w),
         s_(s),
         static_batch_(s.batching == Batching::kStatic),
         paged_(s.kv_policy == KvPolicy::kPaged && !static_batch_),
-        capacity_(kv_room(m, w)),
-        clock_(m),
-        arrivals_(w),
-        engines_(static_cast<size_t>(s.replicas * m.engines())),
-        flagged_(engines_.size(), 0) {
+        arrivals_(w) {
     GPUPLAN_CHECK(static_batch_ || m.chunk_tokens() > 0, "an engine needs a token budget");
+    add_pool(m, s.replicas, Role::kBoth);
+    entry_ = engines_.size();
+  }
+
+  // Disaggregated: prefill and decode pools, the KV cache sent from one to the other.
+  Events(const InferenceModel& prefill, const InferenceModel& decode, const Workload& w,
+         const DisaggregatedSetup& d)
+      : outcomes(w),
+        w_(w),
+        s_{.replicas = d.prefill_replicas + d.decode_replicas, .balancer = d.balancer},
+        static_batch_(false),
+        paged_(false),
+        transfer_(d.transfer),
+        arrivals_(w) {
+    GPUPLAN_CHECK(prefill.chunk_tokens() > 0 && decode.chunk_tokens() > 0,
+                  "an engine needs a token budget");
+    add_pool(prefill, d.prefill_replicas, Role::kPrefill);
+    entry_ = engines_.size();
+    add_pool(decode, d.decode_replicas, Role::kDecode);
+    sending_.assign(entry_, 0);
   }
 
   detail::EngineTotals totals;
@@ -109,12 +138,18 @@ class Events {
     Ticks now = 0;
     while (done < w_.requests) {
       const Ticks arrival = arrivals_.empty() ? kNever : arrivals_.next_time();
+      const Ticks sent = transfers_.empty() ? kNever : std::get<0>(transfers_.top());
       const Ticks ends = next_end();
-      if (arrival <= ends && arrival < kNever) {
+      if (arrival <= ends && arrival <= sent && arrival < kNever) {
         now = arrival;
         const int64_t id = arrivals_.pop();
         outcomes.arrived(id, now);
-        dispatch(id, new_request(id, now), now);
+        dispatch(id, new_request(id, now), now, 0, entry_);
+      } else if (sent <= ends && sent < kNever) {
+        now = sent;
+        const auto [end, e, slot] = transfers_.top();
+        transfers_.pop();
+        received(e, slot, now);
       } else {
         GPUPLAN_CHECK(ends < kNever, "serving simulation stalled");
         now = ends;
@@ -135,6 +170,18 @@ class Events {
   }
 
  private:
+  void add_pool(const InferenceModel& m, int64_t replicas, Role role) {
+    pools_.push_back(Pool{
+        .model = &m, .clock = detail::IterationClock(m), .capacity = kv_room(m, w_), .role = role});
+    const size_t n = static_cast<size_t>(replicas * m.engines());
+    for (size_t i = 0; i < n; ++i) {
+      engines_.emplace_back();
+      engines_.back().pool = static_cast<uint8_t>(pools_.size() - 1);
+    }
+    flagged_.resize(engines_.size(), 0);
+  }
+  Pool& pool(const Engine& e) { return pools_[e.pool]; }
+
   int64_t generated(const Request& q, const Engine& e) const {
     return q.state == State::kDecoding ? q.generated + (e.clock - q.joined) : q.generated;
   }
@@ -203,17 +250,19 @@ class Events {
     ends_.emplace(end, e, g.version);
   }
 
-  void dispatch(int64_t id, int64_t slot, Ticks now) {
-    size_t target = 0;
+  // Queues request `id` (in `slot`) at one of the engines [first, last).
+  void dispatch(int64_t id, int64_t slot, Ticks now, size_t first, size_t last) {
+    size_t target = first;
     if (s_.balancer == Balancer::kRoundRobin) {
-      target = static_cast<size_t>(id % static_cast<int64_t>(engines_.size()));
+      target = first + static_cast<size_t>(id % static_cast<int64_t>(last - first));
     } else {
-      for (size_t e = 1; e < engines_.size(); ++e) {
+      for (size_t e = first + 1; e < last; ++e) {
         if (engines_[e].load() < engines_[target].load()) {
           target = e;
         }
       }
     }
+    detail::IterationClock& clock = pool(engines_[target]).clock;
     Engine& g = engines_[target];
     const bool head = g.waiting.empty();
     g.waiting.push_back(slot);
@@ -225,7 +274,7 @@ class Events {
       int64_t high = g.k;
       while (low < high) {
         const int64_t mid = low + (high - low) / 2;
-        if (g.start + clock_.decode_run(g.decoded, g.run_context, mid) >= now) {
+        if (g.start + clock.decode_run(g.decoded, g.run_context, mid) >= now) {
           high = mid;
         } else {
           low = mid + 1;
@@ -233,7 +282,7 @@ class Events {
       }
       if (low < g.k) {
         g.k = low;
-        plan_end(target, g.start + clock_.decode_run(g.decoded, g.run_context, low));
+        plan_end(target, g.start + clock.decode_run(g.decoded, g.run_context, low));
       }
     }
   }
@@ -257,10 +306,42 @@ class Events {
     free_.push_back(slot);
   }
 
+  // A prefill engine finished request `slot`'s prompt at `now`: the request leaves it, and its KV
+  // cache, held until sent, goes over the engine's link once the caches before it are sent.
+  void hand_off(size_t index, Request& q, int64_t slot, Ticks now) {
+    leave(engines_[index], q);
+    const Ticks start = std::max(now, sending_[index]);
+    sending_[index] = start + detail::to_ticks(transfer_.time(q.input - q.cached).si());
+    transfers_.emplace(sending_[index], index, slot);
+  }
+
+  // The cache of request `slot` reached the decode pool from prefill engine `index`.
+  void received(size_t index, int64_t slot, Ticks now) {
+    Engine& e = engines_[index];
+    Request& q = slots_[static_cast<size_t>(slot)];
+    e.kv_used -= q.kv;
+    q.kv = 0;
+    if (!e.busy) {
+      flag(index);  // room for the prompts waiting there
+    }
+    dispatch(q.id, slot, now, entry_, engines_.size());
+  }
+
+  // A request whose prompt is in `e`'s KV cache decodes from the next iteration on.
+  void join(Engine& e, Request& q, int64_t slot) {
+    q.state = State::kDecoding;
+    q.joined = e.clock;
+    q.finish_clock = e.clock + q.output - q.generated;
+    ++e.decoders;
+    e.context += q.input + q.generated;
+    e.finishes.push({.clock = q.finish_clock, .admitted = q.admitted, .slot = slot});
+  }
+
   // Paged KV cache: every decoder needs one more token of cache this iteration; while that
   // does not fit, the newest running sequence is preempted to the head of the queue (vLLM).
   void make_room(Engine& e) {
-    while (e.live > 1 && e.kv_used + e.decoders > capacity_) {
+    const int64_t capacity = pool(e).capacity;
+    while (e.live > 1 && e.kv_used + e.decoders > capacity) {
       while (e.running.back() == kGone) {
         e.running.pop_back();
       }
@@ -291,10 +372,17 @@ class Events {
   // nothing runs.
   void start(size_t index, Ticks now) {
     Engine& e = engines_[index];
+    Pool& p = pool(e);
+    const InferenceModel& model = *p.model;
     if (static_batch_ && e.live == 0) {
       e.batch_open = true;
     }
-    const int64_t limit = static_batch_ ? s_.static_batch : model_.engine_max_batch();
+    // A decode engine runs every sequence it admits in its next iteration: no more of them than
+    // its token budget.
+    const int64_t limit = static_batch_ ? s_.static_batch
+                          : p.role == Role::kDecode
+                              ? std::min(model.engine_max_batch(), model.chunk_tokens())
+                              : model.engine_max_batch();
     if (paged_) {
       make_room(e);
     }
@@ -302,20 +390,28 @@ class Events {
     while (!e.waiting.empty() && e.batch_open && e.live < limit) {
       const int64_t slot = e.waiting.front();
       Request& head = slots_[static_cast<size_t>(slot)];
-      const int64_t need =
-          (paged_ ? head.target : head.input + head.output) - head.cached + model_.kv_block_waste();
-      if (e.kv_used + growth + need > capacity_) {
+      // KV cache: a prefill engine holds the prompt, the others the whole context (paged: what
+      // is computed so far).
+      const int64_t tokens = p.role == Role::kPrefill ? head.input
+                             : paged_                 ? head.target
+                                                      : head.input + head.output;
+      const int64_t need = tokens - head.cached + model.kv_block_waste();
+      if (e.kv_used + growth + need > p.capacity) {
         break;  // first come, first served: the head waits for room
       }
       e.waiting.pop_front();
-      head.state = State::kPrefilling;
       head.admitted = ++admissions_;
       head.position = e.running.size();
       head.kv = need;
       e.running.push_back(slot);
       ++e.live;
-      e.prefilling.push_back(slot);
       e.kv_used += need;
+      if (p.role == Role::kDecode) {
+        join(e, head, slot);
+      } else {
+        head.state = State::kPrefilling;
+        e.prefilling.push_back(slot);
+      }
     }
     if (static_batch_ && e.live > 0) {
       e.batch_open = false;
@@ -324,7 +420,7 @@ class Events {
       e.busy = false;
       return;
     }
-    int64_t budget = static_batch_ ? std::numeric_limits<int64_t>::max() : model_.chunk_tokens();
+    int64_t budget = static_batch_ ? std::numeric_limits<int64_t>::max() : model.chunk_tokens();
     e.chunks.clear();
     BatchShape b;
     // Every decoder decodes: a prompt that finishes took at least a token of the budget, so
@@ -341,9 +437,9 @@ class Events {
       const int64_t c = std::min(q.target - q.prefilled, budget);
       e.chunks.emplace_back(slot, c);
       b.prefill_tokens += c;
-      const double p = static_cast<double>(q.prefilled);
+      const double done = static_cast<double>(q.prefilled);
       const double cd = static_cast<double>(c);
-      b.prefill_keys += cd * p + cd * (cd + 1.0) / 2.0;
+      b.prefill_keys += cd * done + cd * (cd + 1.0) / 2.0;
       budget -= c;
       if (q.prefilled + c == q.target) {
         ++b.logits;
@@ -360,14 +456,14 @@ class Events {
       drop_stale(e);
       e.k = e.finishes.top().clock - e.clock;
       if (paged_) {
-        e.k = std::min(e.k, (capacity_ - e.kv_used) / e.decoders);
+        e.k = std::min(e.k, (p.capacity - e.kv_used) / e.decoders);
       }
       GPUPLAN_CHECK(e.k >= 1, "a run of no iterations");
     }
     e.sequences = e.live;
     e.start = now;
     e.busy = true;
-    const Ticks t = e.run ? clock_.decode_run(e.decoded, e.run_context, e.k) : clock_.time(b);
+    const Ticks t = e.run ? p.clock.decode_run(e.decoded, e.run_context, e.k) : p.clock.time(b);
     GPUPLAN_CHECK(t > 0, "an iteration without a positive time");
     plan_end(index, now + t);
   }
@@ -418,27 +514,26 @@ class Events {
         ++finished;
         continue;
       }
-      q.state = State::kDecoding;
-      q.joined = e.clock;
-      q.finish_clock = e.clock + q.output - q.generated;
-      ++e.decoders;
-      e.context += q.input + q.generated;
-      e.finishes.push({.clock = q.finish_clock, .admitted = q.admitted, .slot = slot});
+      if (pool(e).role == Role::kPrefill) {
+        hand_off(index, q, slot, now);
+        continue;
+      }
+      join(e, q, slot);
     }
     e.busy = false;
     flag(index);
     return finished;
   }
 
-  const InferenceModel& model_;
   const Workload& w_;
-  const ServingSetup& s_;
+  const ServingSetup s_;
   const bool static_batch_;
   const bool paged_;
-  const int64_t capacity_;
-  detail::IterationClock clock_;
+  const KvTransfer transfer_;
   detail::Arrivals arrivals_;
-  std::vector<Engine> engines_;
+  std::vector<Pool> pools_;
+  std::vector<Engine> engines_;  // by pool; arrivals go to [0, entry_)
+  size_t entry_ = 0;
   std::vector<Request> slots_;  // requests in the system; finished slots are reused
   std::vector<int64_t> free_;
   int64_t admissions_ = 0;
@@ -448,6 +543,12 @@ class Events {
       ends_;
   std::vector<size_t> to_start_;  // engines that may have work to start
   std::vector<char> flagged_;
+  // Disaggregated: when each prefill engine's link is free, and the KV caches on their way as
+  // (arrival at the decode pool, prefill engine, request slot).
+  std::vector<Ticks> sending_;
+  std::priority_queue<std::tuple<Ticks, size_t, int64_t>,
+                      std::vector<std::tuple<Ticks, size_t, int64_t>>, std::greater<>>
+      transfers_;
 };
 
 }  // namespace
@@ -469,6 +570,39 @@ ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
     return r;
   }
   Events sim(model, w, s);
+  sim.run();
+  return sim.outcomes.summarise(std::move(r), sim.totals);
+}
+
+Seconds KvTransfer::time(int64_t tokens) const {
+  return latency + Seconds(seconds_per_token * static_cast<double>(tokens));
+}
+
+KvTransfer kv_transfer(const InferenceModel& prefill, const InferenceModel& decode,
+                       bool crosses_nodes, const Network& net) {
+  const Link link = point_to_point(crosses_nodes, net);
+  const double bytes = std::max(prefill.kv_bytes_per_token(), decode.kv_bytes_per_token());
+  return {link.latency, bytes / link.bandwidth.si()};
+}
+
+ServingResult simulate_disaggregated(const InferenceModel& prefill, const InferenceModel& decode,
+                                     const Workload& w, const DisaggregatedSetup& s) {
+  GPUPLAN_CHECK(prefill.feasible() && decode.feasible(),
+                "simulating an instance that cannot serve");
+  GPUPLAN_CHECK(prefill.engines() == 1 && decode.engines() == 1,
+                "disaggregated pools of one-stage instances");
+  GPUPLAN_CHECK(w.requests > 0 && s.prefill_replicas > 0 && s.decode_replicas > 0,
+                "a disaggregated setup needs requests and both pools");
+  GPUPLAN_CHECK(w.users >= 0 && (w.users == 0 || w.rate_per_s <= 0),
+                "a workload is an open loop (rate) or a closed loop (users), not both");
+  ServingResult r = detail::serving_start(decode, w);
+  if (r.reason.en.empty()) {
+    r.reason = detail::prompt_too_small(prefill, w);
+  }
+  if (!r.reason.en.empty()) {
+    return r;
+  }
+  Events sim(prefill, decode, w, s);
   sim.run();
   return sim.outcomes.summarise(std::move(r), sim.totals);
 }

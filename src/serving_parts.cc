@@ -273,6 +273,21 @@ ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) c
   return r;
 }
 
+Text prompt_too_small(const InferenceModel& model, const Workload& w) {
+  // input - cached_tokens(input) never falls as the input grows: the longest prompt computes most.
+  const int64_t longest = w.max_input() - w.cached_tokens(w.max_input());
+  const int64_t room = kv_room(model, w) - model.kv_block_waste();
+  if (longest <= room) {
+    return {};
+  }
+  return {fmt::format("one request's prompt ({} tokens) is more than the KV cache of a prefill "
+                      "instance holds ({} tokens)",
+                      longest, std::max<int64_t>(room, 0)),
+          fmt::format("o prompt de uma requisição ({} tokens) é maior do que o cache KV de uma "
+                      "instância de prefill comporta ({} tokens)",
+                      longest, std::max<int64_t>(room, 0))};
+}
+
 ServingResult serving_start(const InferenceModel& model, const Workload& w) {
   ServingResult r;
   r.kv_sequences = static_cast<int64_t>(sequences_in_kv(model, w));

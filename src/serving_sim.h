@@ -156,6 +156,10 @@ class Outcomes {
 // KV cache), or an empty text; and the result both simulators start from.
 ServingResult serving_start(const InferenceModel& model, const Workload& w);
 
+// Why the longest prompt of `w` does not fit in the KV cache of a prefill engine, or an empty
+// text.
+Text prompt_too_small(const InferenceModel& model, const Workload& w);
+
 // The first simulator, iteration by iteration: the reference for simulate_serving.
 ServingResult simulate_serving_stepwise(const InferenceModel& model, const Workload& w,
                                         const ServingSetup& s);

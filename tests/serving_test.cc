@@ -440,6 +440,100 @@ TEST_F(ServingTest, ASteadyRunLeavesOutTheUsersSynchronisedStart) {
   EXPECT_NEAR(steady.result.requests_per_s * steady.result.e2e.mean, 64.0, 64.0 * 0.05);
 }
 
+TEST_F(ServingTest, DisaggregatedPoolsPrefillThenSendTheCacheThenDecode) {
+  // One request of 1,000 prompt tokens and 50 output tokens on idle pools: the prefill instance
+  // computes the prompt and samples the first token (TTFT: the prefill alone, as aggregated); the
+  // KV cache then takes 2 ms + 1,000 x 1 us = 3 ms to reach the decode instance, whose 49 decode
+  // steps follow at a context of 1,000 + g tokens (g generated so far), as aggregated.
+  DisaggregatedSetup s;
+  s.transfer = {Seconds(2e-3), 1e-6};
+  const ServingResult r = simulate_disaggregated(*model_, *model_, work(1, 1000, 50), s);
+  ASSERT_TRUE(r.feasible) << r.reason.en;
+  const double prefill = model_->prefill_alone(1000).si();
+  double decode = 0;
+  for (int g = 1; g < 50; ++g) {
+    decode += model_->decode_step(1, 1000.0 + g).si();
+  }
+  EXPECT_NEAR(r.ttft.mean, prefill, 1e-12);
+  EXPECT_NEAR(r.e2e.mean, prefill + 3e-3 + decode, 1e-9);
+  EXPECT_NEAR(r.tpot.mean, (3e-3 + decode) / 49, 1e-12);
+  EXPECT_EQ(r.iterations, 50);  // one prefill, 49 decodes
+}
+
+TEST_F(ServingTest, APrefillInstanceSendsOneCacheAtATime) {
+  // Two requests of 1,000 -> 2 tokens, both queued at t = 0 on one prefill instance: one
+  // iteration prefills both prompts (2,000 tokens, within the 8,192-token budget) and ends at T.
+  // Their caches leave one after the other over the instance's link, 1 s each (1 ms per token),
+  // so they reach the decode instance at T + 1 s and T + 2 s, where each decodes its second token
+  // alone in d = one decode step at 1,001 tokens of context: E2E T + 1 + d and T + 2 + d.
+  DisaggregatedSetup s;
+  s.transfer = {Seconds(0), 1e-3};
+  const ServingResult r = simulate_disaggregated(*model_, *model_, work(2, 1000, 2), s);
+  ASSERT_TRUE(r.feasible) << r.reason.en;
+  BatchShape both;
+  both.prefill_tokens = 2000;
+  both.prefill_keys = 2 * (1000.0 * 1001.0 / 2);
+  both.logits = 2;
+  const double t = model_->iteration(both).total().si();
+  const double d = model_->decode_step(1, 1001).si();
+  EXPECT_NEAR(r.ttft.max, t, 1e-12);
+  EXPECT_NEAR(r.e2e.max, t + 2 + d, 1e-9);
+  EXPECT_NEAR(r.e2e.mean, t + 1.5 + d, 1e-9);
+}
+
+TEST_F(ServingTest, DisaggregatedPoolsKeepLittlesLaw) {
+  // A closed loop of 32 users with no think time keeps 32 requests in the pools or on their way
+  // between them, so completions/s x mean E2E = 32 in the steady state (Little's law), within
+  // the steady state's 5 % run-to-run tolerance; the transfer of 2 ms + 1,000 x 0.1 us is part
+  // of every request's time.
+  Workload w = work(4000, 1000, 100);
+  w.users = 32;
+  DisaggregatedSetup s;
+  s.prefill_replicas = 1;
+  s.decode_replicas = 2;
+  s.transfer = {Seconds(2e-3), 1e-7};
+  const ServingResult r = simulate_disaggregated(*model_, *model_, steady_run(w, 4000, {}), s);
+  ASSERT_TRUE(r.feasible) << r.reason.en;
+  EXPECT_NEAR(r.requests_per_s * r.e2e.mean, 32.0, 32.0 * 0.05);
+  EXPECT_GT(r.e2e.mean - r.ttft.mean, 2.1e-3);
+}
+
+TEST_F(ServingTest, TheKvTransferIsEachGpusShareOverItsOwnLink) {
+  // Inside a node: the GPU's NVLink bus bandwidth (intra_busbw) and its latency plus the
+  // software's per pass; each GPU of a tp 1 instance holds the whole cache, kv_bytes_per_token.
+  Cluster c;
+  c.gpu = *catalog_->gpu("h100-sxm");
+  c.scale_up = *catalog_->fabric("nvlink4");
+  const Network net = cluster_network(c, catalog_->train_params());
+  const KvTransfer t = kv_transfer(*model_, *model_, false, net);
+  EXPECT_DOUBLE_EQ(t.latency.si(), (net.base_latency + net.intra_latency).si());
+  EXPECT_DOUBLE_EQ(t.seconds_per_token, model_->kv_bytes_per_token() / net.intra_busbw.si());
+  EXPECT_DOUBLE_EQ(t.time(1000).si(), t.latency.si() + 1000 * t.seconds_per_token);
+}
+
+TEST_F(ServingTest, EachPoolRefusesWhatItsKvCacheCannotHold) {
+  // The prefill pool holds prompts only, the decode pool whole contexts. A tp 2 instance holds
+  // more than twice the tokens of a tp 1 one (half the weights per GPU, twice the GPUs).
+  Instance in;
+  in.gpu = *catalog_->gpu("h100-sxm");
+  in.scale_up = *catalog_->fabric("nvlink4");
+  in.tp = 2;
+  const InferenceModel wide(*catalog_->model("llama-3.1-8b"), in, catalog_->memory_params(),
+                            catalog_->train_params(), catalog_->inference_params());
+  ASSERT_GT(wide.engine_kv_tokens(), 2 * model_->engine_kv_tokens());
+  // A prompt of what tp 1 holds plus 10 tokens: tp 2 decodes it, tp 1 cannot prefill it.
+  const Workload w = work(1, model_->engine_kv_tokens() + 10, 10);
+  const ServingResult refused = simulate_disaggregated(*model_, wide, w, DisaggregatedSetup{});
+  EXPECT_FALSE(refused.feasible);
+  EXPECT_NE(refused.reason.en.find("prompt"), std::string::npos) << refused.reason.en;
+  EXPECT_NE(refused.reason.en.find("prefill instance"), std::string::npos) << refused.reason.en;
+  EXPECT_TRUE(simulate_disaggregated(wide, wide, w, DisaggregatedSetup{}).feasible);
+  // The other way round the decode instance cannot hold the context.
+  const ServingResult small = simulate_disaggregated(wide, *model_, w, DisaggregatedSetup{});
+  EXPECT_FALSE(small.feasible);
+  EXPECT_NE(small.reason.en.find("context"), std::string::npos) << small.reason.en;
+}
+
 TEST(ServingDistribution, PercentilesAreExactThenWithinTheBucketWidth) {
   // Up to kExactValues the percentiles are the values themselves (nearest rank); past it a
   // histogram of 1,024 buckets per octave keeps each within half a bucket: 2^-11 relative.

@@ -157,6 +157,37 @@ struct ServingResult {
 ServingResult simulate_serving(const InferenceModel& model, const Workload& w,
                                const ServingSetup& s);
 
+// Disaggregated serving, as NVIDIA Dynamo and the prefill/decode disaggregation of vLLM and SGLang
+// run it: a pool of prefill instances computes the prompts and samples each request's first
+// token; the request's KV cache then goes over the fabric to a pool of decode instances, which
+// generate the rest. Each prefill instance sends one request's cache at a time (its link is a
+// queue), holding it until it is sent; a decode instance admits a request when its whole context
+// fits (nothing is evicted) and decodes it from its next iteration. The prefix cache, where
+// there is one, is kept in both pools, and only the part of a prompt not in it is sent.
+struct KvTransfer {
+  Seconds latency;               // per request
+  double seconds_per_token = 0;  // per token of a prompt's KV cache
+
+  Seconds time(int64_t tokens) const;
+};
+
+// The KV transfer from a `prefill` to a `decode` instance over `net`: every GPU sends (and
+// receives) its share of the cache at once over its own point-to-point link (collective.h), so
+// the side whose GPUs hold the larger share sets the time.
+KvTransfer kv_transfer(const InferenceModel& prefill, const InferenceModel& decode,
+                       bool crosses_nodes, const Network& net);
+
+struct DisaggregatedSetup {
+  int64_t prefill_replicas = 1;
+  int64_t decode_replicas = 1;
+  Balancer balancer = Balancer::kLeastLoaded;  // within each pool
+  KvTransfer transfer;
+};
+
+// REQUIRES: both models feasible, each with one pipeline stage.
+ServingResult simulate_disaggregated(const InferenceModel& prefill, const InferenceModel& decode,
+                                     const Workload& w, const DisaggregatedSetup& s);
+
 // The KV cache against a workload. kv_room: tokens of one engine's cache (a batch in flight of
 // an instance) left for the requests' own contexts once the shared prefixes are stored.
 // sequences_in_kv: requests of the workload's mean length one instance holds at once.
@@ -212,6 +243,9 @@ struct Capacity {
 // and the offline throughput (to 1 %). Without an objective, the offline throughput.
 Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
                             const Slo& slo);
+// The same for prefill and decode pools: the highest Poisson rate at which they meet `slo`.
+Capacity disaggregated_capacity(const InferenceModel& prefill, const InferenceModel& decode,
+                                const Workload& w, const DisaggregatedSetup& s, const Slo& slo);
 
 struct UserCapacity {
   bool feasible = false;
