@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <tuple>
+#include <vector>
 
 namespace gpuplan {
 namespace {
@@ -131,6 +134,199 @@ std::vector<SweepPoint> sweep(const ServeOption& b, const ServeJob& job) {
   return points;
 }
 
+// The workload's requests with one output token each: what a prefill instance serves.
+Workload prompts_only(const Workload& w) {
+  Workload p = w;
+  p.output_tokens = 1;
+  p.output_distribution.reset();
+  for (RequestLength& l : p.lengths) {
+    l.output = 1;
+  }
+  return p;
+}
+
+// What one instance of a pool serves on its own, the other pool never its bottleneck (see
+// Disaggregation): requests/s within its part of the objective, or why none.
+struct PoolRate {
+  double rate = 0;
+  Text reason;
+};
+
+// A prefill instance: prompts of one output token, within the TTFT bound.
+PoolRate prefill_rate(const InferenceModel& pre, const Workload& w, const Slo& slo) {
+  Slo ttft;
+  ttft.ttft_p99 = slo.ttft_p99;
+  const Capacity c = capacity_under_slo(pre, prompts_only(w), ServingSetup{}, ttft);
+  return {c.feasible ? c.max_rate_per_s : 0, c.reason};
+}
+
+// A decode instance within the TPOT bound, fed by prefill instances that double until one more
+// doubling raises what it completes with every request queued at once by less than 10 %.
+PoolRate decode_rate(const InferenceModel& pre, const InferenceModel& dec, const Workload& w,
+                     const ServeJob& job, const KvTransfer& transfer) {
+  DisaggregatedSetup s;
+  s.balancer = job.setup.balancer;
+  s.transfer = transfer;
+  Workload offline = w;
+  offline.rate_per_s = 0;
+  const ServingResult one = simulate_disaggregated(pre, dec, offline, s);
+  if (!one.feasible) {
+    return {0, one.reason};
+  }
+  double last = one.requests_per_s;
+  for (int64_t feeders = 2; feeders <= 64; feeders *= 2) {
+    s.prefill_replicas = feeders;
+    const double done = simulate_disaggregated(pre, dec, offline, s).requests_per_s;
+    if (done < 1.1 * last) {
+      break;
+    }
+    last = done;
+  }
+  Slo tpot;
+  tpot.tpot_p99 = job.slo.tpot_p99;
+  const Capacity c = disaggregated_capacity(pre, dec, w, s, tpot);
+  return {c.feasible ? c.max_rate_per_s : 0, c.reason};
+}
+
+// Splits checked by simulating the whole deployment: the best by rate matching.
+constexpr size_t kSplitsSimulated = 5;
+// Requests per instance each of those simulations runs, so that every instance reaches its
+// steady state (the measured window leaves out SteadyState::edge at either end).
+constexpr int64_t kRequestsPerInstance = 400;
+
+// See Disaggregation.
+Disaggregation disaggregate(const ServeAnswer& a, const ServeJob& job, const TrainParams& trp) {
+  Disaggregation d;
+  d.gpus = job.disaggregate_gpus;
+  const Instance& base = job.base;
+  d.crosses_nodes = d.gpus > base.gpus_per_node;
+  if (d.crosses_nodes && base.scale_out == nullptr) {
+    d.why = Why::kLayout;
+    d.reason = {fmt::format("{} GPUs span nodes of {}: the KV caches need the network between "
+                            "them (give --scale-out)",
+                            d.gpus, base.gpus_per_node),
+                fmt::format("{} GPUs ocupam mais de um nó de {}: os caches KV precisam da rede "
+                            "entre eles (use --scale-out)",
+                            d.gpus, base.gpus_per_node)};
+    return d;
+  }
+  Cluster c;
+  c.gpu = base.gpu;
+  c.gpus = d.gpus;
+  c.gpus_per_node = base.gpus_per_node;
+  c.scale_up = base.scale_up;
+  c.scale_out = d.crosses_nodes ? base.scale_out : nullptr;
+  c.nics_per_node = base.nics_per_node > 0 ? base.nics_per_node : base.gpus_per_node;
+  const Network net = cluster_network(c, trp);
+
+  std::vector<const ServeOption*> shapes;
+  for (size_t i = 0; i < a.options.size(); ++i) {
+    const ServeOption& o = a.options[i];
+    if (o.pp == 1 && o.model && o.model->feasible() && o.gpus <= d.gpus) {
+      shapes.push_back(&o);
+    }
+    if (o.pp == 1 && o.serves() && o.gpus <= d.gpus) {
+      const int64_t replicas = d.gpus / o.gpus;
+      const double rate = static_cast<double>(replicas) * o.amount;
+      if (rate > d.aggregated_rate * 1.0000001) {
+        d.aggregated = static_cast<int>(i);
+        d.aggregated_replicas = replicas;
+        d.aggregated_rate = rate;
+      }
+    }
+  }
+  Workload w = searched(job.workload);
+  w.users = 0;
+  // Rate matching: per pair of shapes, the split whose pools serve most, each instance at what
+  // it serves alone.
+  struct Candidate {
+    PoolSplit split;
+    double matched = 0;  // requests/s the pools serve together by rate matching
+  };
+  std::vector<Candidate> candidates;
+  Text last_reason;
+  std::vector<std::optional<PoolRate>> prefill(shapes.size());  // by shape, once asked
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const ServeOption* pre = shapes[i];
+    for (const ServeOption* dec : shapes) {
+      if (pre->gpus + dec->gpus > d.gpus) {
+        continue;
+      }
+      if (!prefill[i]) {
+        prefill[i] = prefill_rate(*pre->model, w, job.slo);
+      }
+      if (prefill[i]->rate <= 0) {
+        last_reason = prefill[i]->reason;
+        continue;
+      }
+      const KvTransfer transfer = kv_transfer(*pre->model, *dec->model, d.crosses_nodes, net);
+      const PoolRate decode = decode_rate(*pre->model, *dec->model, w, job, transfer);
+      if (decode.rate <= 0) {
+        last_reason = decode.reason;
+        continue;
+      }
+      Candidate best;
+      for (int64_t p = 1; p * pre->gpus + dec->gpus <= d.gpus; ++p) {
+        const int64_t q = (d.gpus - p * pre->gpus) / dec->gpus;
+        const double matched = std::min(static_cast<double>(p) * prefill[i]->rate,
+                                        static_cast<double>(q) * decode.rate);
+        if (matched > best.matched * 1.0000001) {
+          best.matched = matched;
+          best.split = PoolSplit{.prefill_tp = pre->tp,
+                                 .prefill_replicas = p,
+                                 .decode_tp = dec->tp,
+                                 .decode_replicas = q,
+                                 .transfer = transfer,
+                                 .capacity = {}};
+        }
+      }
+      candidates.push_back(std::move(best));
+      ++d.tried;
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& x, const Candidate& y) { return x.matched > y.matched; });
+  // The best few, simulated as one deployment: both pools, the transfers and the balancers.
+  for (size_t i = 0; i < candidates.size() && i < kSplitsSimulated; ++i) {
+    PoolSplit& split = candidates[i].split;
+    const ServeOption* pre = nullptr;
+    const ServeOption* dec = nullptr;
+    for (const ServeOption* o : shapes) {
+      pre = o->tp == split.prefill_tp ? o : pre;
+      dec = o->tp == split.decode_tp ? o : dec;
+    }
+    DisaggregatedSetup setup;
+    setup.prefill_replicas = split.prefill_replicas;
+    setup.decode_replicas = split.decode_replicas;
+    setup.balancer = job.setup.balancer;
+    setup.transfer = split.transfer;
+    const Workload run = steady_run(
+        w,
+        std::clamp(kRequestsPerInstance * (split.prefill_replicas + split.decode_replicas),
+                   w.requests, 2 * kMostSearchRequests),
+        SteadyState{});
+    split.capacity = disaggregated_capacity(*pre->model, *dec->model, run, setup, job.slo);
+    ++d.simulated;
+    if (split.capacity.feasible) {
+      d.splits.push_back(split);
+    } else {
+      last_reason = split.capacity.reason;
+    }
+  }
+  std::stable_sort(d.splits.begin(), d.splits.end(), [](const PoolSplit& x, const PoolSplit& y) {
+    return std::tuple(-x.capacity.max_rate_per_s, x.gpus()) <
+           std::tuple(-y.capacity.max_rate_per_s, y.gpus());
+  });
+  if (d.splits.empty()) {
+    d.why = shapes.empty() ? Why::kMemory : Why::kObjective;
+    d.reason = shapes.empty()
+                   ? Text{fmt::format("no instance of at most {} GPUs holds the model", d.gpus),
+                          fmt::format("nenhuma instância de até {} GPUs comporta o modelo", d.gpus)}
+                   : last_reason;
+  }
+  return d;
+}
+
 }  // namespace
 
 std::string shape_name(const ServeOption& o) {
@@ -191,6 +387,9 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
     if (o.serves() && (a.best < 0 || o.per_gpu > a.best_option()->per_gpu * 1.0000001)) {
       a.best = static_cast<int>(i);
     }
+  }
+  if (job.disaggregate_gpus > 0) {
+    a.disaggregated = disaggregate(a, job, tp);
   }
   const ServeOption* best = a.best_option();
   if (best == nullptr) {

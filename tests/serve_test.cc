@@ -134,5 +134,62 @@ TEST(ServeTest, ASweepSimulatesEachLoadAndMarksTheKneeAndTheOverload) {
   EXPECT_GT(longer.sweep[4].result.ttft.p99, a.sweep[4].result.ttft.p99);
 }
 
+TEST(ServeTest, DisaggregationSplitsTheGpusIntoPoolsAndComparesWithAggregated) {
+  // Llama 3.1 8B on one 8-GPU H100 node, long prompts (2,000 -> 100 tokens), p99 TTFT 1 s and
+  // TPOT 20 ms: every split of the 8 GPUs into prefill and decode pools, rate-matched, the best
+  // simulated as one deployment, against the best aggregated shape's replicas on the 8 GPUs.
+  ServeJob j = h100_job();
+  j.workload.input_tokens = 2000;
+  j.workload.output_tokens = 100;
+  j.workload.requests = 400;
+  j.slo.ttft_p99 = Seconds(1);
+  j.slo.tpot_p99 = Seconds(0.02);
+  j.simulate_load = false;
+  j.disaggregate_gpus = 8;
+  const ServeAnswer a = answer("llama-3.1-8b", j);
+  ASSERT_TRUE(a.disaggregated.has_value());
+  const Disaggregation& d = *a.disaggregated;
+  EXPECT_FALSE(d.crosses_nodes);
+  // Aggregated: the most (8 / gpus) x capacity over the shapes that serve.
+  double most = 0;
+  for (const ServeOption& o : a.options) {
+    if (o.serves()) {
+      most = std::max(most, static_cast<double>(8 / o.gpus) * o.amount);
+    }
+  }
+  EXPECT_DOUBLE_EQ(d.aggregated_rate, most);
+  ASSERT_GE(d.aggregated, 0);
+  EXPECT_EQ(d.aggregated_replicas, 8 / a.options[static_cast<size_t>(d.aggregated)].gpus);
+  // Four shapes fit (tp 1, 2, 4, 8); a pair needs both on 8 GPUs: 16 pairs less (tp 8, any) and
+  // (any, tp 8) = 16 - 7 = 9 rate-matched, of which at most 5 simulated.
+  EXPECT_EQ(d.tried, 9);
+  EXPECT_EQ(d.simulated, 5);
+  ASSERT_FALSE(d.splits.empty()) << d.reason.en;
+  EXPECT_LE(d.splits.size(), 5U);
+  for (size_t i = 0; i < d.splits.size(); ++i) {
+    const PoolSplit& s = d.splits[i];
+    EXPECT_GE(s.prefill_replicas, 1);
+    EXPECT_GE(s.decode_replicas, 1);
+    EXPECT_LE(s.gpus(), 8);
+    EXPECT_TRUE(s.capacity.feasible);
+    EXPECT_TRUE(meets_slo(s.capacity.at_max, j.slo)) << i;
+    if (i > 0) {
+      EXPECT_LE(s.capacity.max_rate_per_s, d.splits[i - 1].capacity.max_rate_per_s);
+    }
+  }
+}
+
+TEST(ServeTest, PoolsOverMoreThanOneNodeNeedTheNetworkBetweenThem) {
+  ServeJob j = h100_job();
+  j.simulate_load = false;
+  j.disaggregate_gpus = 16;  // two nodes of 8, no scale-out fabric given
+  const ServeAnswer a = answer("llama-3.1-8b", j);
+  ASSERT_TRUE(a.disaggregated.has_value());
+  EXPECT_TRUE(a.disaggregated->crosses_nodes);
+  EXPECT_TRUE(a.disaggregated->splits.empty());
+  EXPECT_EQ(a.disaggregated->why, Why::kLayout);
+  EXPECT_NE(a.disaggregated->reason.en.find("--scale-out"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpuplan

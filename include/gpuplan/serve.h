@@ -41,6 +41,9 @@ struct ServeJob {
   // Loads to sweep on `setup.replicas` of the best shape (`sweep`), ascending: requests/s over
   // all replicas (open loop) or users (closed loop); the workload's rate or users aside.
   std::vector<double> sweep;
+  // > 0: also split this many GPUs into prefill and decode pools (`disaggregated`). Open loop
+  // only: the pools are compared on requests/s.
+  int64_t disaggregate_gpus = 0;
 
   bool closed() const { return workload.users > 0; }
 };
@@ -96,6 +99,40 @@ struct SweepPoint {
   bool knee = false;
 };
 
+// One split of the GPUs into a prefill pool and a decode pool, and what it serves: the highest
+// Poisson rate within the objective (without one, every request queued at once).
+struct PoolSplit {
+  int64_t prefill_tp = 0;
+  int64_t prefill_replicas = 0;
+  int64_t decode_tp = 0;
+  int64_t decode_replicas = 0;
+  KvTransfer transfer;  // from a prefill to a decode instance
+  Capacity capacity;
+
+  int64_t gpus() const { return prefill_tp * prefill_replicas + decode_tp * decode_replicas; }
+};
+
+// Disaggregated against aggregated serving on the same GPUs, as NVIDIA's AIConfigurator sizes
+// Dynamo deployments: every split of the GPUs into prefill instances of one shape and decode
+// instances of another (one-stage shapes, tensor parallel within a node), each simulated as one
+// system under the load, against the best aggregated shape's replicas on those GPUs.
+struct Disaggregation {
+  int64_t gpus = 0;
+  bool crosses_nodes = false;  // the GPUs span nodes: caches go over the network between them
+  Why why = Why::kNone;
+  Text reason;  // why no split serves; empty when one does
+  // Aggregated: the shape (an index into ServeAnswer::options; -1: none serves) whose replicas
+  // on these GPUs serve most, each at its own capacity.
+  int aggregated = -1;
+  int64_t aggregated_replicas = 0;
+  double aggregated_rate = 0;
+  std::vector<PoolSplit> splits;  // the simulated splits that serve, most requests/s first
+  int64_t tried = 0;              // pairs of shapes rate-matched
+  int64_t simulated = 0;          // their best splits simulated as whole deployments
+
+  const PoolSplit* best() const { return splits.empty() ? nullptr : &splits.front(); }
+};
+
 struct ServeAnswer {
   std::vector<ServeOption> options;  // by pp, then tp, ascending
   int best = -1;                     // the option that serves most per GPU; -1: none serves
@@ -104,9 +141,10 @@ struct ServeAnswer {
   // With curve_points n: the loads i/n x 3/2 of the best shape's capacity, i = 1..n, so the
   // curve shows where latency turns up past the capacity.
   std::vector<LoadPoint> curve;
-  std::vector<SweepPoint> sweep;  // the job's sweep, load by load
-  int64_t requests = 0;           // simulated in `run`: a closed loop, 4 or more per user
-  int64_t max_batch = 0;          // the engine's limits, for people to read
+  std::vector<SweepPoint> sweep;                // the job's sweep, load by load
+  std::optional<Disaggregation> disaggregated;  // with disaggregate_gpus
+  int64_t requests = 0;   // simulated in `run`: a closed loop, 4 or more per user
+  int64_t max_batch = 0;  // the engine's limits, for people to read
   int64_t chunk_tokens = 0;
 
   const ServeOption* best_option() const {

@@ -42,6 +42,7 @@ struct ServeFlags {
   int64_t users = 0, target_users = 0;  // users: the first of users_list
   double rate = 0, target_rate = 0;     // rate: the first of rates
   double prefix_hit = 0;
+  int64_t disaggregate = 0;
   std::vector<double> rates;  // more than one: a sweep
   std::vector<int64_t> users_list;
   uint64_t seed = 1;
@@ -104,6 +105,10 @@ void add_flags(CLI::App& app, ServeFlags& f) {
                  "prefix caching: the share of prompt tokens found in the cache, 0 to 1 "
                  "(default 0)")
       ->check(rule(fields::kPrefixHit));
+  app.add_option("--disaggregate", f.disaggregate,
+                 "also split this many GPUs into prefill and decode pools, the KV cache sent "
+                 "between them, and compare with aggregated serving on the same GPUs")
+      ->check(rule(fields::kDisaggregateGpus));
   app.add_option("--static-batch", f.static_batch,
                  "static batching: sequences per batch (default: continuous batching)")
       ->check(rule(fields::kBatch));
@@ -183,6 +188,15 @@ std::optional<int> check_flags(ServeFlags& f) {
   }
   if (!f.think.empty() && f.users == 0) {
     return usage("--think", "think time belongs to a closed loop", "add --users N");
+  }
+  if (f.disaggregate > 0 && (f.users > 0 || f.static_batch > 0 || f.pp > 1)) {
+    return usage("--disaggregate",
+                 f.users > 0          ? "the pools are compared on request rates, not users"
+                 : f.static_batch > 0 ? "the pools batch continuously"
+                                      : "the pools hold one-stage instances",
+                 f.users > 0          ? "give --rate (or no load) instead of --users"
+                 : f.static_batch > 0 ? "drop --static-batch"
+                                      : "drop --pp");
   }
   if (f.rate > 0 && f.static_batch > 0) {
     return usage("--static-batch", "static batching is measured offline",
@@ -280,6 +294,7 @@ Result<ServeReport> read_flags(const ServeFlags& f) {
   a.per_request =
       say(lang, "{} -> {} tokens per request", "{} -> {} tokens por requisição", f.input, f.output);
   a.job.target = f.users > 0 ? static_cast<double>(f.target_users) : f.target_rate;
+  a.job.disaggregate_gpus = f.disaggregate;
   if (f.rates.size() > 1 || f.users_list.size() > 1) {
     // A sweep: each load simulated in turn, in place of one run.
     a.job.sweep =

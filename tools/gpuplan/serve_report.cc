@@ -146,6 +146,113 @@ void print_sweep(const ServeReport& r) {
   }
 }
 
+// Splits a report lists: the best ones.
+constexpr size_t kSplitsShown = 8;
+// A split that serves within this share of aggregated serving is called the same: capacities
+// are found to 1 % and each simulation's arrivals are random, so smaller gains are noise.
+constexpr double kSplitMargin = 0.05;
+
+// "+35", "-12": a change in percent, its sign always shown.
+std::string signed_number(double v, int decimals, Lang lang) {
+  return (v >= 0 ? "+" : "") + number(v, decimals, lang);
+}
+
+// "2 x tp 4": replicas of a shape.
+std::string pool_text(int64_t replicas, int64_t tp) {
+  return fmt::format("{} x tp {}", replicas, tp);
+}
+
+// The KV transfer of a mean prompt (its part not in the prefix cache), seconds.
+double mean_transfer(const ServeReport& r, const PoolSplit& s) {
+  const Workload& w = r.job.workload;
+  return s.transfer.latency.si() +
+         s.transfer.seconds_per_token * (w.mean_input() - w.mean_cached());
+}
+
+// The best splits of the GPUs into prefill and decode pools, against aggregated serving.
+Table split_table(const ServeReport& r) {
+  const Lang lang = r.lang;
+  const Disaggregation& d = *r.answer.disaggregated;
+  Table t({tr(lang, "prefill", "prefill"), tr(lang, "decode", "decode"), tr(lang, "req/s", "req/s"),
+           tr(lang, "vs aggregated (%)", "vs agregado (%)"),
+           tr(lang, "KV transfer (ms)", "transferência KV (ms)"), "TTFT p99 (ms)", "TPOT p99 (ms)"},
+          {false, false, true, true, true, true, true});
+  for (size_t i = 0; i < d.splits.size() && i < kSplitsShown; ++i) {
+    const PoolSplit& s = d.splits[i];
+    const double rate = s.capacity.max_rate_per_s;
+    const ServingResult& x = s.capacity.at_max;
+    t.add({pool_text(s.prefill_replicas, s.prefill_tp), pool_text(s.decode_replicas, s.decode_tp),
+           number(rate, 2, lang),
+           d.aggregated_rate > 0 ? signed_number((rate / d.aggregated_rate - 1.0) * 100, 0, lang)
+                                 : "-",
+           number(mean_transfer(r, s) * 1e3, 2, lang), number(x.ttft.p99 * 1e3, 1, lang),
+           number(x.tpot.p99 * 1e3, 1, lang)});
+  }
+  return t;
+}
+
+// The verdict on disaggregation, in a sentence.
+std::string split_verdict(const ServeReport& r) {
+  const Lang lang = r.lang;
+  const Disaggregation& d = *r.answer.disaggregated;
+  const PoolSplit* s = d.best();
+  if (s == nullptr) {
+    return say(lang, "no split of {} GPUs serves this: {}",
+               "nenhuma divisão de {} GPUs serve isto: {}", d.gpus, d.reason.in(lang));
+  }
+  const std::string split = say(lang, "{} prefill + {} decode", "{} prefill + {} decode",
+                                pool_text(s->prefill_replicas, s->prefill_tp),
+                                pool_text(s->decode_replicas, s->decode_tp));
+  const double rate = s->capacity.max_rate_per_s;
+  if (d.aggregated < 0) {
+    return say(lang,
+               "{} serves {} requests/s on {} GPUs, where no aggregated instance meets the "
+               "objective",
+               "{} serve {} requisições/s em {} GPUs, onde nenhuma instância agregada cumpre o "
+               "objetivo",
+               split, number(rate, 2, lang), d.gpus);
+  }
+  const ServeOption& agg = r.answer.options[static_cast<size_t>(d.aggregated)];
+  const double gain = (rate / d.aggregated_rate - 1.0) * 100;
+  const std::string verdict =
+      gain > kSplitMargin * 100 ? say(lang, "disaggregate", "desagregar")
+      : gain >= -kSplitMargin * 100
+          ? say(lang, "about the same (within {} %): keep the simpler aggregated serving",
+                "praticamente igual (dentro de {} %): manter o serviço agregado, mais simples",
+                number(kSplitMargin * 100, 0, lang))
+          : say(lang, "keep serving aggregated", "manter o serviço agregado");
+  return say(lang,
+             "{} serves {} requests/s; {} aggregated on the same {} GPUs serves {} ({} %): {}",
+             "{} serve {} requisições/s; {} agregado nas mesmas {} GPUs serve {} ({} %): {}", split,
+             number(rate, 2, lang), pool_text(d.aggregated_replicas, agg.tp), d.gpus,
+             number(d.aggregated_rate, 2, lang), signed_number(gain, 0, lang), verdict);
+}
+
+void print_disaggregation(const ServeReport& r) {
+  const Lang lang = r.lang;
+  const Disaggregation& d = *r.answer.disaggregated;
+  const Fabric* link = d.crosses_nodes ? r.job.base.scale_out : r.job.base.scale_up;
+  const std::string where =
+      link == nullptr ? say(lang, "over more than one node", "em mais de um nó")
+      : d.crosses_nodes
+          ? say(lang, "KV caches over {}", "caches KV por {}", link->id)
+          : say(lang, "in one node, KV caches over {}", "em um nó, caches KV por {}", link->id);
+  emit("{}", say(lang,
+                 "\ndisaggregated  {} x {} ({}), {}; {} pairs of shapes rate-matched, the best {} "
+                 "splits simulated as whole deployments\n",
+                 "\ndesagregado  {} x {} ({}), {}; {} pares de formatos casados por taxa, as {} "
+                 "melhores divisões simuladas como implantações inteiras\n",
+                 d.gpus, r.gpu->id, where,
+                 r.job.slo.any() ? slo_text(r.job.slo, lang)
+                                 : std::string(tr(lang, "no objective: the most each serves",
+                                                  "sem objetivo: o máximo que cada uma serve")),
+                 d.tried, d.simulated));
+  if (!d.splits.empty()) {
+    emit("{}", split_table(r).str("  "));
+  }
+  emit("  {}\n", split_verdict(r));
+}
+
 void print_options(const ServeReport& r) {
   const Lang lang = r.lang;
   const ServeJob& job = r.job;
@@ -365,6 +472,44 @@ void write_options(JsonWriter& j, const ServeReport& r) {
   j.end_array();
 }
 
+void write_disaggregation(JsonWriter& j, const ServeReport& r) {
+  const Disaggregation& d = *r.answer.disaggregated;
+  j.key("disaggregated")
+      .begin_object()
+      .field("gpus", d.gpus)
+      .field("crosses_nodes", d.crosses_nodes);
+  if (d.aggregated >= 0) {
+    const ServeOption& agg = r.answer.options[static_cast<size_t>(d.aggregated)];
+    j.key("aggregated")
+        .begin_object()
+        .field("tp", agg.tp)
+        .field("replicas", d.aggregated_replicas)
+        .field("requests_per_s", d.aggregated_rate)
+        .end_object();
+  } else {
+    j.key("aggregated").null();
+  }
+  j.field("pairs_rate_matched", d.tried).field("splits_simulated", d.simulated);
+  if (d.splits.empty()) {
+    j.field("why", std::string(why_name(d.why))).field("reason", d.reason.en);
+  }
+  j.key("splits").begin_array();
+  for (const PoolSplit& s : d.splits) {
+    j.begin_object()
+        .field("prefill_tp", s.prefill_tp)
+        .field("prefill_replicas", s.prefill_replicas)
+        .field("decode_tp", s.decode_tp)
+        .field("decode_replicas", s.decode_replicas)
+        .field("requests_per_s", s.capacity.max_rate_per_s)
+        .field("kv_transfer_latency_s", s.transfer.latency.si())
+        .field("kv_transfer_s_per_token", s.transfer.seconds_per_token)
+        .field("kv_transfer_mean_s", mean_transfer(r, s));
+    write_result(j, "at_capacity", s.capacity.at_max);
+    j.end_object();
+  }
+  j.end_array().end_object();
+}
+
 void write_best(JsonWriter& j, const ServeReport& r) {
   const ServeAnswer& a = r.answer;
   const ServeOption& b = *a.best_option();
@@ -521,6 +666,13 @@ std::string serve_html(const ServeReport& r) {
       h.table(sweep_table(r));
     }
   }
+  if (a.disaggregated) {
+    h.heading(tr(lang, "Disaggregated prefill and decode", "Prefill e decode desagregados"));
+    h.paragraph(split_verdict(r) + ".");
+    if (!a.disaggregated->splits.empty()) {
+      h.table(split_table(r));
+    }
+  }
   // Memory per GPU of every shape that has room for the weights.
   std::vector<StackedRow> rows;
   for (const ServeOption& o : a.options) {
@@ -578,6 +730,9 @@ void print_serve_text(const ServeReport& r) {
   print_options(r);
   const ServeOption* best = a.best_option();
   if (best == nullptr) {
+    if (a.disaggregated) {
+      print_disaggregation(r);
+    }
     emit("{}", say(lang, "\nanswer  {} cannot serve this on {}.\n",
                    "\nresposta  {} não serve isto em {}.\n", r.model, r.gpu->id));
     return;
@@ -627,6 +782,9 @@ void print_serve_text(const ServeReport& r) {
                    share, number(std::round(f.output_tokens_per_s), 0, lang)));
     print_result(f.result, lang);
   }
+  if (a.disaggregated) {
+    print_disaggregation(r);
+  }
   print_answer(r);
 }
 
@@ -662,6 +820,9 @@ void print_serve_json(const ServeReport& r) {
     write_best(j, r);
   } else {
     j.key("chosen_tp").null();
+  }
+  if (r.answer.disaggregated) {
+    write_disaggregation(j, r);
   }
   j.end_object();
   emit("{}", j.str());

@@ -30,6 +30,7 @@ constexpr size_t kMostBodyBytes = size_t{1} << 20;  // 1 MiB
 constexpr int64_t kMostRequests = 20'000;  // serve --requests
 constexpr int64_t kMostUsers = 5'000;      // serve --users (the simulated load)
 constexpr int64_t kMostCounts = 16;        // scale --gpus entries
+constexpr int64_t kMostSplitGpus = 16;     // serve --disaggregate
 
 // The commands the API answers, in its order.
 constexpr std::array<std::string_view, 5> kApi = {"fit", "train", "scale", "serve", "plan"};
@@ -84,6 +85,10 @@ Result<bool> check_web_limits(const RequestCommand& c, const std::string& key,
     if (c.name == "serve" && flag == "requests" && n && *n > kMostRequests) {
       return fail(key, fmt::format("at most {} simulated requests over the web", kMostRequests),
                   "run gpuplan serve locally for more");
+    }
+    if (c.name == "serve" && flag == "disaggregate" && n && *n > kMostSplitGpus) {
+      return fail(key, fmt::format("at most {} GPUs split over the web", kMostSplitGpus),
+                  "run gpuplan serve --disaggregate locally for more");
     }
     if (c.name == "serve" && flag == "users" && n && *n > kMostUsers) {
       return fail(key, fmt::format("at most {} simulated users over the web", kMostUsers),
