@@ -11,13 +11,6 @@
 namespace gpuplan {
 namespace {
 
-// The workload that searches simulate: at most kMostSearchRequests requests.
-Workload searched(const Workload& w) {
-  Workload s = w;
-  s.requests = std::min(w.requests, kMostSearchRequests);
-  return s;
-}
-
 // One instance shape: its capacity within the objective (requests/s, or users for a closed
 // loop), or the most it serves without one.
 ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, int64_t pp,
@@ -38,7 +31,7 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
   }
   ServingSetup one = job.setup;
   one.replicas = 1;
-  Workload open = searched(job.workload);
+  Workload open = job.workload;
   open.users = 0;
   const Capacity cap = capacity_under_slo(*o.model, open, one, job.closed() ? Slo{} : job.slo);
   o.offline = cap.offline;
@@ -47,7 +40,7 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
   // Steady state: the rate times the mean output.
   o.tokens_per_s = cap.max_rate_per_s * open.mean_output();
   if (job.closed() && cap.feasible) {
-    const UserCapacity u = users_under_slo(*o.model, searched(job.workload), one, job.slo);
+    const UserCapacity u = users_under_slo(*o.model, job.workload, one, job.slo);
     o.amount = static_cast<double>(job.slo.any() ? u.max_users : u.at_once);
     o.reason = u.reason;
     o.tokens_per_s = job.slo.any() ? u.at_max.output_tokens_per_s : cap.offline.output_tokens_per_s;
@@ -64,10 +57,9 @@ ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
   ServeFleet f;
   f.replicas = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(job.target / b.amount)));
   for (int tries = 0; tries < 8; ++tries) {
-    Workload share = searched(job.workload);
+    Workload share = job.workload;
     if (job.closed()) {
       share.users = static_cast<int64_t>(std::ceil(job.target / static_cast<double>(f.replicas)));
-      share.requests = closed_loop_requests(share, share.users);
       f.share = static_cast<double>(share.users);
     } else {
       share.rate_per_s = job.target / static_cast<double>(f.replicas);
@@ -75,7 +67,9 @@ ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
     }
     ServingSetup one = job.setup;
     one.replicas = 1;
-    f.result = simulate_serving(*b.model, share, one);
+    SettledResult settled = simulate_settled(*b.model, share, one, kFleetRun);
+    f.result = std::move(settled.result);
+    f.settled = settled.settled;
     f.met = meets_slo(f.result, job.slo);
     if (f.met) {
       break;
@@ -169,6 +163,7 @@ PoolRate decode_rate(const InferenceModel& pre, const InferenceModel& dec, const
   s.transfer = transfer;
   Workload offline = w;
   offline.rate_per_s = 0;
+  offline.requests = kSearchRun.first;
   const ServingResult one = simulate_disaggregated(pre, dec, offline, s);
   if (!one.feasible) {
     return {0, one.reason};
@@ -191,8 +186,9 @@ PoolRate decode_rate(const InferenceModel& pre, const InferenceModel& dec, const
 // Splits checked by simulating the whole deployment: the best by rate matching.
 constexpr size_t kSplitsSimulated = 5;
 // Requests per instance each of those simulations runs, so that every instance reaches its
-// steady state (the measured window leaves out SteadyState::edge at either end).
+// steady state (the measured window leaves out SteadyState::edge at either end), up to a most.
 constexpr int64_t kRequestsPerInstance = 400;
+constexpr int64_t kMostSplitRequests = 40'000;
 
 // See Disaggregation.
 Disaggregation disaggregate(const ServeAnswer& a, const ServeJob& job, const TrainParams& trp) {
@@ -235,7 +231,7 @@ Disaggregation disaggregate(const ServeAnswer& a, const ServeJob& job, const Tra
       }
     }
   }
-  Workload w = searched(job.workload);
+  Workload w = job.workload;
   w.users = 0;
   // Rate matching: per pair of shapes, the split whose pools serve most, each instance at what
   // it serves alone.
@@ -300,12 +296,10 @@ Disaggregation disaggregate(const ServeAnswer& a, const ServeJob& job, const Tra
     setup.decode_replicas = split.decode_replicas;
     setup.balancer = job.setup.balancer;
     setup.transfer = split.transfer;
-    const Workload run = steady_run(
-        w,
+    const int64_t requests =
         std::clamp(kRequestsPerInstance * (split.prefill_replicas + split.decode_replicas),
-                   w.requests, 2 * kMostSearchRequests),
-        SteadyState{});
-    split.capacity = disaggregated_capacity(*pre->model, *dec->model, run, setup, job.slo);
+                   kSearchRun.first, kMostSplitRequests);
+    split.capacity = disaggregated_capacity(*pre->model, *dec->model, w, setup, job.slo, requests);
     ++d.simulated;
     if (split.capacity.feasible) {
       d.splits.push_back(split);
@@ -400,6 +394,11 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
     if (job.closed()) {
       w.requests = closed_loop_requests(w, w.users);
     }
+    if ((w.rate_per_s > 0 || w.users > 0) && job.setup.batching == Batching::kContinuous) {
+      // A steady load is measured as the searches measure it: its warm-up and drain (and a
+      // closed loop's first round, sent together) simulated, not counted.
+      w = steady_run(w, w.requests, kSearchRun);
+    }
     a.requests = w.requests;
     a.run = simulate_serving(*best->model, w, job.setup);
   }
@@ -411,19 +410,18 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
   }
   for (int64_t i = 1; i <= job.curve_points && best->amount > 0; ++i) {
     const double n = static_cast<double>(job.curve_points);
-    Workload w = searched(job.workload);
+    Workload w = job.workload;
     ServingSetup one = job.setup;
     one.replicas = 1;
     LoadPoint p;
     p.load = best->amount * 1.5 * static_cast<double>(i) / n;
     if (job.closed()) {
       w.users = std::max<int64_t>(1, std::llround(p.load));
-      w.requests = closed_loop_requests(w, w.users);
       p.load = static_cast<double>(w.users);
     } else {
       w.rate_per_s = p.load;
     }
-    p.result = simulate_serving(*best->model, w, one);
+    p.result = simulate_serving(*best->model, steady_run(w, kSearchRun.first, kSearchRun), one);
     a.curve.push_back(std::move(p));
   }
   return a;

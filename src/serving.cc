@@ -89,7 +89,7 @@ bool agree(const ServingResult& a, const ServingResult& b, double tolerance) {
 
 Workload steady_run(const Workload& w, int64_t requests, const SteadyState& steady) {
   Workload run = w;
-  run.requests = std::max(requests, 10 * w.users);
+  run.requests = std::max(requests, steady.per_user * w.users);
   const auto edge = static_cast<int64_t>(steady.edge * static_cast<double>(run.requests));
   run.warmup = std::max(w.users, edge);
   run.cooldown = edge;
@@ -149,10 +149,12 @@ namespace {
 // capacity_under_slo's bisection over the rates of Poisson arrivals, on any simulator:
 // `simulate(w)` serves `w` (rate 0: every request queued at once).
 template <typename Simulate>
-Capacity bisect_capacity(const Simulate& simulate, const Workload& w, const Slo& slo) {
+Capacity bisect_capacity(const Simulate& simulate, const Workload& w, const Slo& slo,
+                         int64_t requests) {
   Capacity c;
   Workload offline = w;
   offline.rate_per_s = 0;
+  offline.requests = requests;
   offline.warmup = 0;  // every request arrives at once: no steady state to measure
   offline.cooldown = 0;
   c.offline = simulate(offline);
@@ -170,7 +172,7 @@ Capacity bisect_capacity(const Simulate& simulate, const Workload& w, const Slo&
   auto run = [&](double rate) {
     Workload p = w;
     p.rate_per_s = rate;
-    return simulate(p);
+    return simulate(steady_run(p, requests, kSearchRun));
   };
   // A light load: 2 % of the ceiling. Missing the objective there means no rate meets it.
   double low = ceiling * 0.02;
@@ -206,13 +208,20 @@ Capacity bisect_capacity(const Simulate& simulate, const Workload& w, const Slo&
 
 Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
                             const Slo& slo) {
-  return bisect_capacity([&](const Workload& p) { return simulate_serving(model, p, s); }, w, slo);
+  Workload open = w;
+  open.users = 0;
+  return bisect_capacity([&](const Workload& p) { return simulate_serving(model, p, s); }, open,
+                         slo, kSearchRun.first);
 }
 
 Capacity disaggregated_capacity(const InferenceModel& prefill, const InferenceModel& decode,
-                                const Workload& w, const DisaggregatedSetup& s, const Slo& slo) {
+                                const Workload& w, const DisaggregatedSetup& s, const Slo& slo,
+                                int64_t requests) {
+  Workload open = w;
+  open.users = 0;
   return bisect_capacity(
-      [&](const Workload& p) { return simulate_disaggregated(prefill, decode, p, s); }, w, slo);
+      [&](const Workload& p) { return simulate_disaggregated(prefill, decode, p, s); }, open, slo,
+      requests);
 }
 
 UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
@@ -234,8 +243,7 @@ UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, con
     Workload p = w;
     p.rate_per_s = 0;
     p.users = users;
-    p.requests = closed_loop_requests(w, users);
-    return simulate_serving(model, p, s);
+    return simulate_serving(model, steady_run(p, kSearchRun.first, kSearchRun), s);
   };
   ServingResult one = run(1);
   Text why;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "gpuplan/catalog.h"
 #include "shipped_catalog.h"
@@ -69,6 +70,34 @@ TEST(ServeTest, AFleetIsTheTargetOverWhatOneReplicaHoldsEachSimulatedAtItsShare)
   EXPECT_EQ(f.gpus, f.replicas * b.gpus);
   EXPECT_DOUBLE_EQ(f.output_tokens_per_s,
                    f.result.output_tokens_per_s * static_cast<double>(f.replicas));
+  EXPECT_TRUE(f.settled);
+  // The searches measure steady states of their own length (kSearchRun, kFleetRun), so the
+  // workload's request count (`--requests`, the run a user asked to see) moves neither the
+  // capacity nor the fleet: the same at 600 and at 20,000 requests, closed loop and open.
+  for (const int64_t requests : {600, 20'000}) {
+    ServeJob k = j;
+    k.workload.requests = requests;
+    const ServeAnswer other = answer("llama-3.1-8b", k);
+    ASSERT_TRUE(other.fleet.has_value());
+    EXPECT_EQ(other.best_option()->amount, b.amount) << requests;
+    EXPECT_EQ(other.fleet->replicas, f.replicas) << requests;
+    EXPECT_EQ(other.fleet->result.tpot.p99, f.result.tpot.p99) << requests;
+  }
+  ServeJob open = h100_job();
+  open.target = 200;  // requests/s
+  open.simulate_load = false;
+  std::optional<ServeFleet> first;
+  for (const int64_t requests : {600, 20'000}) {
+    open.workload.requests = requests;
+    const ServeAnswer other = answer("llama-3.1-8b", open);
+    ASSERT_TRUE(other.fleet.has_value());
+    if (!first) {
+      first = other.fleet;
+      continue;
+    }
+    EXPECT_EQ(other.fleet->replicas, first->replicas);
+    EXPECT_EQ(other.fleet->result.ttft.p99, first->result.ttft.p99);
+  }
 }
 
 TEST(ServeTest, AModelOneNodeCannotHoldGetsWholeNodeStagesAcrossTheNetwork) {

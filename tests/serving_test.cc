@@ -140,10 +140,16 @@ TEST_F(ServingTest, CapacityIsTheHighestRateThatMeetsTheObjective) {
   ASSERT_TRUE(c.feasible) << c.reason.en;
   EXPECT_TRUE(meets_slo(c.at_max, slo));
   EXPECT_LE(c.max_rate_per_s, c.offline.requests_per_s);
-  // 5 % more load (past the bisection's 1 % resolution) misses it.
+  // 5 % more load (past the bisection's 1 % resolution), measured as the search measures each
+  // rate (kSearchRun), misses it.
   Workload more = work(600, 500, 200, c.max_rate_per_s * 1.05);
   Text why;
-  EXPECT_FALSE(meets_slo(simulate_serving(*model_, more, ServingSetup{}), slo, &why));
+  EXPECT_FALSE(meets_slo(
+      simulate_serving(*model_, steady_run(more, kSearchRun.first, kSearchRun), ServingSetup{}),
+      slo, &why));
+  // The workload's own request count plays no part in the search.
+  const Capacity longer = capacity_under_slo(*model_, work(6000, 500, 200), ServingSetup{}, slo);
+  EXPECT_EQ(longer.max_rate_per_s, c.max_rate_per_s);
   EXPECT_NE(why.en.find("p99 TPOT"), std::string::npos);
   EXPECT_NE(why.pt.find("p99 TPOT de"), std::string::npos);
   // An objective below one sequence's own decode step cannot be met at any rate.
@@ -227,16 +233,22 @@ TEST_F(ServingTest, AClosedLoopUserSendsTheNextRequestWhenTheLastEndsAndThinks) 
 
 TEST_F(ServingTest, UserCapacityIsTheMostUsersThatMeetTheObjective) {
   // 500 -> 200 tokens and p99 TPOT <= 20 ms: the bisection's answer meets it and one more
-  // user does not (unless the answer is already every sequence the instance runs at once).
+  // user does not (unless the answer is already every sequence the instance runs at once),
+  // each measured as the search measures it (kSearchRun).
   Slo slo;
   slo.tpot_p99 = Seconds(0.020);
   const UserCapacity c = users_under_slo(*model_, work(200, 500, 200), ServingSetup{}, slo);
   ASSERT_TRUE(c.feasible) << c.reason.en;
   EXPECT_TRUE(meets_slo(c.at_max, slo));
   ASSERT_LT(c.max_users, c.at_once);
-  Workload more = work(std::max<int64_t>(200, 4 * (c.max_users + 1)), 500, 200);
+  Workload more = work(200, 500, 200);
   more.users = c.max_users + 1;
-  EXPECT_FALSE(meets_slo(simulate_serving(*model_, more, ServingSetup{}), slo));
+  EXPECT_FALSE(meets_slo(
+      simulate_serving(*model_, steady_run(more, kSearchRun.first, kSearchRun), ServingSetup{}),
+      slo));
+  // The workload's own request count plays no part in the search.
+  EXPECT_EQ(users_under_slo(*model_, work(7000, 500, 200), ServingSetup{}, slo).max_users,
+            c.max_users);
 }
 
 TEST_F(ServingTest, RequestLengthsComeFromATraceFile) {

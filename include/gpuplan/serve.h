@@ -19,10 +19,9 @@
 
 namespace gpuplan {
 
-// Requests each simulation of a capacity search, a fleet sizing or a load curve runs at most:
-// the workload's own count up to this, so that a long reported run (`--requests`) is simulated
-// once, not once per step of every search.
-inline constexpr int64_t kMostSearchRequests = 20'000;
+// How a fleet's replica is measured at its share of the load: runs doubling from 2,000
+// requests (a closed loop: at least 4 per user) until two agree (SteadyState).
+inline constexpr SteadyState kFleetRun{.per_user = 4};
 
 struct ServeJob {
   Instance base;        // GPU, node, network and precisions; tp and pp are each shape's;
@@ -68,12 +67,14 @@ struct ServeOption {
 // The replicas a target needs. Each replica is simulated at its share of the load — the target
 // divided over the replicas, rounded up for users — since a least-loaded balancer gives every
 // replica the same share of a closed loop, and a Poisson stream split at random is Poisson at
-// the shared rate (a least-loaded split does no worse). Grown while the share misses.
+// the shared rate (a least-loaded split does no worse). Grown while the share misses, measured
+// in its steady state (kFleetRun), so the fleet does not depend on the workload's request count.
 struct ServeFleet {
   int64_t replicas = 0;
   int64_t gpus = 0;
   double share = 0;      // requests/s or users per replica
-  ServingResult result;  // one replica at its share
+  ServingResult result;  // one replica at its share, in its steady state
+  bool settled = true;   // false: the steady state's cap came first
   bool met = false;
   double output_tokens_per_s = 0;  // the fleet's: replicas x one replica's
 };
@@ -143,7 +144,8 @@ struct ServeAnswer {
   std::vector<LoadPoint> curve;
   std::vector<SweepPoint> sweep;                // the job's sweep, load by load
   std::optional<Disaggregation> disaggregated;  // with disaggregate_gpus
-  int64_t requests = 0;   // simulated in `run`: a closed loop, 4 or more per user
+  int64_t requests = 0;   // simulated in `run` (a closed loop: 4 or more per user), the first
+                          // and last 10 % (and a closed loop's first round) not measured
   int64_t max_batch = 0;  // the engine's limits, for people to read
   int64_t chunk_tokens = 0;
 

@@ -202,14 +202,21 @@ Text kv_too_small(const InferenceModel& model, const Workload& w);
 // in a row agree within `tolerance` on throughput and the p50, p90 and p99 of TTFT, TPOT and E2E,
 // or `most` requests did not settle.
 struct SteadyState {
-  int64_t first = 2'000;    // requests in the first run (a closed loop: at least 10 per user)
+  int64_t first = 2'000;    // requests in the first run
   int64_t most = 256'000;   // the most one run simulates
   double tolerance = 0.03;  // relative; latencies within 0.03 ms agree
   double edge = 0.1;        // share of a run unmeasured at either end
+  int64_t per_user = 10;    // a closed loop: at least this many requests per user in a run
 };
 
+// How a search measures each load it tries (a capacity's bisection, a count of users, a
+// disaggregated split's pool): one steady run of `first` requests (a closed loop: at least 4 per
+// user), its warm-up and drain unmeasured. The workload's own request count (`--requests`, the
+// run a user asked to see) plays no part, so what a search finds does not depend on it.
+inline constexpr SteadyState kSearchRun{.first = 1'000, .per_user = 4};
+
 // `w` with its requests and its measured window set for a steady run of `requests` requests
-// (or, for a closed loop, at least 10 per user).
+// (or, for a closed loop, at least steady.per_user per user).
 Workload steady_run(const Workload& w, int64_t requests, const SteadyState& steady);
 
 // A simulation of `w` that runs until it settles (SteadyState), the request count of `w` aside;
@@ -240,12 +247,16 @@ struct Capacity {
 };
 
 // The highest Poisson rate at which the setup meets `slo`, by bisection between a light load
-// and the offline throughput (to 1 %). Without an objective, the offline throughput.
+// and the offline throughput (to 1 %), each rate measured by a kSearchRun, the offline
+// throughput over kSearchRun.first requests. Without an objective, the offline throughput.
 Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
                             const Slo& slo);
-// The same for prefill and decode pools: the highest Poisson rate at which they meet `slo`.
+// The same for prefill and decode pools: the highest Poisson rate at which they meet `slo`,
+// each rate measured by a steady run of `requests` requests (more than one instance's kSearchRun:
+// every instance needs its share).
 Capacity disaggregated_capacity(const InferenceModel& prefill, const InferenceModel& decode,
-                                const Workload& w, const DisaggregatedSetup& s, const Slo& slo);
+                                const Workload& w, const DisaggregatedSetup& s, const Slo& slo,
+                                int64_t requests = kSearchRun.first);
 
 struct UserCapacity {
   bool feasible = false;
@@ -257,7 +268,7 @@ struct UserCapacity {
 
 // The most concurrent users (a closed loop, each with one request in flight, plus think time)
 // the setup holds within `slo`, by bisection between 1 and what its instances run at once:
-// users beyond that only wait in the queue.
+// users beyond that only wait in the queue. Each count measured by a kSearchRun.
 UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
                              const Slo& slo);
 

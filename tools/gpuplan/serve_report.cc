@@ -62,13 +62,27 @@ Costs costs(const ServeReport& r) {
 }
 
 void print_result(const ServingResult& r, Lang lang) {
-  emit("{}", say(lang,
-                 "  throughput  {} output tokens/s ({} requests/s over {}, the last completions "
-                 "included)\n",
-                 "  vazão       {} tokens de saída/s ({} requisições/s em {}, contando as últimas "
-                 "conclusões)\n",
-                 number(std::round(r.output_tokens_per_s), 0, lang),
-                 number(r.requests_per_s, 2, lang), duration_text(r.duration, lang)));
+  if (r.simulated > r.requests) {
+    // A steady run: its warm-up and drain simulated, not measured.
+    emit("{}",
+         say(lang,
+             "  throughput  {} output tokens/s ({} requests/s in the steady state: {} of {} "
+             "requests measured, the warm-up and drain left out)\n",
+             "  vazão       {} tokens de saída/s ({} requisições/s em regime: {} de {} "
+             "requisições medidas, sem o aquecimento e o esvaziamento)\n",
+             number(std::round(r.output_tokens_per_s), 0, lang), number(r.requests_per_s, 2, lang),
+             number(static_cast<double>(r.requests), 0, lang),
+             number(static_cast<double>(r.simulated), 0, lang)));
+  } else {
+    emit("{}",
+         say(lang,
+             "  throughput  {} output tokens/s ({} requests/s over {}, the last completions "
+             "included)\n",
+             "  vazão       {} tokens de saída/s ({} requisições/s em {}, contando as últimas "
+             "conclusões)\n",
+             number(std::round(r.output_tokens_per_s), 0, lang), number(r.requests_per_s, 2, lang),
+             duration_text(r.duration, lang)));
+  }
   emit("  TTFT        {}\n", spread(r.ttft, lang));
   emit("  TPOT        {}\n", spread(r.tpot, lang));
   emit("{}",
@@ -154,7 +168,7 @@ constexpr double kSplitMargin = 0.05;
 
 // "+35", "-12": a change in percent, its sign always shown.
 std::string signed_number(double v, int decimals, Lang lang) {
-  return (v >= 0 ? "+" : "") + number(v, decimals, lang);
+  return fmt::format("{}{}", v >= 0 ? "+" : "", number(v, decimals, lang));
 }
 
 // "2 x tp 4": replicas of a shape.
@@ -418,6 +432,7 @@ void write_percentiles(JsonWriter& w, const char* key, const Percentiles& p) {
 void write_result(JsonWriter& w, const char* key, const ServingResult& r) {
   w.key(key).begin_object();
   w.field("requests", r.requests)
+      .field("simulated_requests", r.simulated)
       .field("duration_s", r.duration.si())
       .field("output_tokens_per_s", r.output_tokens_per_s)
       .field("requests_per_s", r.requests_per_s);
