@@ -560,7 +560,8 @@ void write_best(JsonWriter& j, const ServeReport& r) {
         .field("gpus", a.fleet->gpus)
         .field(closed ? "users_per_replica" : "requests_per_s_per_replica", a.fleet->share)
         .field("output_tokens_per_s", a.fleet->output_tokens_per_s)
-        .field("meets_objective", a.fleet->met);
+        .field("meets_objective", a.fleet->met)
+        .field("settled", a.fleet->settled);
     write_result(j, "replica_simulation", a.fleet->result);
     j.end_object();
   }
@@ -795,6 +796,15 @@ void print_serve_text(const ServeReport& r) {
                    "  cada réplica simulada com a sua parte da carga, {}; a frota dá {} tokens de "
                    "saída/s\n",
                    share, number(std::round(f.output_tokens_per_s), 0, lang)));
+    if (!f.settled) {
+      emit("{}", say(lang,
+                     "  not settled: runs of up to {} requests still disagreed by more than {} %; "
+                     "the figures below are the longest run's\n",
+                     "  não estabilizou: simulações de até {} requisições ainda diferiam mais de "
+                     "{} %; os números abaixo são os da mais longa\n",
+                     number(static_cast<double>(kFleetRun.most), 0, lang),
+                     number(kFleetRun.tolerance * 100, 0, lang)));
+    }
     print_result(f.result, lang);
   }
   if (a.disaggregated) {
