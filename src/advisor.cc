@@ -247,7 +247,7 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   // The engine's limits on this offer's GPU; validate_job checked the id.
   const EngineProfile& engine = job.engine.empty() ? c.default_engine() : **c.engine(job.engine);
   const EngineSettings es = engine_settings(engine, gpu, c.inference_params(), c.memory_params());
-  sj.setup.kv_policy = es.paged ? KvPolicy::kPaged : KvPolicy::kReserve;
+  sj.setup.kv_policy = es.kv_policy;
   const ServeAnswer a = serve(model, sj, es.memory, c.train_params(), es.inference, &shapes);
   const ServeOption* b = a.best_option();
   if (b == nullptr) {

@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <string>
+#include <vector>
 
+#include "gpuplan/suggest.h"
 #include "loaders.h"
 
 namespace gpuplan {
@@ -23,6 +27,11 @@ bool EngineProfile::names(std::string_view published) const {
 
 namespace {
 
+constexpr std::array kKvPolicies = {
+    std::pair{KvPolicy::kReserve, std::string_view("reserve")},
+    std::pair{KvPolicy::kPaged, std::string_view("paged")},
+};
+
 EngineSettings apply(const EngineProfile& e, int64_t max_batch, int64_t max_tokens,
                      InferenceParams inference, MemoryParams memory) {
   EngineSettings s;
@@ -39,7 +48,7 @@ EngineSettings apply(const EngineProfile& e, int64_t max_batch, int64_t max_toke
   memory.inference_chunk_tokens = max_tokens;
   s.inference = inference;
   s.memory = memory;
-  s.paged = e.paged;
+  s.kv_policy = e.kv_policy;
   return s;
 }
 
@@ -65,6 +74,26 @@ EngineSettings engine_defaults(const EngineProfile& e, InferenceParams inference
   return apply(e, e.max_batch, e.max_tokens, std::move(inference), memory);
 }
 
+std::string_view kv_policy_name(KvPolicy p) {
+  for (const auto& [value, name] : kKvPolicies) {
+    if (value == p) {
+      return name;
+    }
+  }
+  return "?";
+}
+
+Result<KvPolicy> parse_kv_policy(std::string_view name) {
+  std::vector<std::string> names;
+  for (const auto& [value, text] : kKvPolicies) {
+    if (text == name) {
+      return value;
+    }
+    names.emplace_back(text);
+  }
+  return fail("", fmt::format("unknown KV policy '{}'", name), suggestion_hint(name, names));
+}
+
 namespace detail {
 
 Result<EngineProfile> load_engine(const std::string& path) {
@@ -79,11 +108,11 @@ Result<EngineProfile> load_engine(const std::string& path) {
   GPUPLAN_ASSIGN_OR_RETURN(e.aliases, r.text_list("aliases"));
   std::string policy, basis;
   GPUPLAN_ASSIGN_OR_RETURN(policy, r.text("kv_policy"));
-  if (policy != "reserve" && policy != "paged") {
-    return fail(r.where("kv_policy"), fmt::format("'{}' is not a KV policy", policy),
-                "reserve or paged");
+  Result<KvPolicy> kv = parse_kv_policy(policy);
+  if (!kv) {
+    return fail(r.where("kv_policy"), kv.error().what, kv.error().hint);
   }
-  e.paged = policy == "paged";
+  e.kv_policy = *kv;
   GPUPLAN_ASSIGN_OR_RETURN(basis, r.text("kv_memory_of"));
   if (basis != "free" && basis != "total") {
     return fail(r.where("kv_memory_of"),

@@ -16,37 +16,12 @@
 namespace gpuplan {
 namespace {
 
-constexpr std::array kKvPolicies = {
-    std::pair{KvPolicy::kReserve, std::string_view("reserve")},
-    std::pair{KvPolicy::kPaged, std::string_view("paged")},
-};
-
 constexpr std::array kBalancers = {
     std::pair{Balancer::kRoundRobin, std::string_view("round-robin")},
     std::pair{Balancer::kLeastLoaded, std::string_view("least-loaded")},
 };
 
 }  // namespace
-
-std::string_view kv_policy_name(KvPolicy p) {
-  for (const auto& [value, name] : kKvPolicies) {
-    if (value == p) {
-      return name;
-    }
-  }
-  return "?";
-}
-
-Result<KvPolicy> parse_kv_policy(std::string_view name) {
-  std::vector<std::string> names;
-  for (const auto& [value, text] : kKvPolicies) {
-    if (text == name) {
-      return value;
-    }
-    names.emplace_back(text);
-  }
-  return fail("", fmt::format("unknown KV policy '{}'", name), suggestion_hint(name, names));
-}
 
 std::string_view balancer_name(Balancer b) {
   for (const auto& [value, name] : kBalancers) {

@@ -147,7 +147,7 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
   const EngineSettings es =
       engine_settings(*engine, *cluster->gpu, catalog.inference_params(), catalog.memory_params());
   if (setup.batching != Batching::kStatic) {
-    setup.kv_policy = es.paged ? KvPolicy::kPaged : KvPolicy::kReserve;
+    setup.kv_policy = es.kv_policy;
   }
   in.gpu = cluster->gpu;
   in.scale_up = cluster->scale_up;

@@ -29,7 +29,7 @@ TEST(EngineTest, TheCatalogDefaultsAreTheDefaultEnginesAndItsHostTimeIsFitted) {
   EXPECT_EQ(c.memory_params().inference_chunk_tokens, 8192);
   EXPECT_FALSE(c.inference_params().kv_of_total);
   EXPECT_TRUE(on("tensorrt-llm", "h100-sxm").host_time_fitted);
-  EXPECT_FALSE(on("tensorrt-llm", "h100-sxm").paged);
+  EXPECT_EQ(on("tensorrt-llm", "h100-sxm").kv_policy, KvPolicy::kReserve);
   // No vLLM or SGLang run was fitted: the shared host time stands in, and serve says so.
   EXPECT_FALSE(on("vllm", "h100-sxm").host_time_fitted);
   EXPECT_EQ(on("vllm", "h100-sxm").inference.iteration_overhead.si(),
@@ -44,7 +44,7 @@ TEST(EngineTest, LimitsFollowTheGpusMemoryAsEachEngineSetsThem) {
   EXPECT_EQ(on("vllm", "a100-sxm-80gb").inference.max_batch, 256);
   EXPECT_EQ(on("vllm", "a100-sxm-80gb").memory.inference_chunk_tokens, 2048);
   EXPECT_EQ(on("vllm", "l40s").memory.inference_chunk_tokens, 2048);
-  EXPECT_TRUE(on("vllm", "l40s").paged);
+  EXPECT_EQ(on("vllm", "l40s").kv_policy, KvPolicy::kPaged);
   EXPECT_EQ(on("vllm", "l40s").inference.kv_block_tokens, 16);
   // SGLang's prefill chunk: 2,048 below 35 GiB (L4, 22.5 GiB), 8,192 below 160 GiB (H200,
   // 140.4 GiB), 16,384 above (B200, 179.1 GiB).

@@ -16,12 +16,23 @@
 
 #include "gpuplan/hardware.h"
 #include "gpuplan/params.h"
+#include "gpuplan/result.h"
 #include "gpuplan/units.h"
 
 namespace gpuplan {
 
 // Limits an engine picks on GPUs with at least `min_memory` (the capacity the driver reports),
 // except the GPUs listed.
+// How an engine gives out its KV cache.
+enum class KvPolicy {
+  kReserve,  // a request's whole context (prompt + output) at admission; nothing is evicted
+             // (TensorRT-LLM's GUARANTEED_NO_EVICT)
+  kPaged,    // blocks as the sequence grows; when the cache runs out, the newest sequence is
+             // preempted and later recomputes its prompt and output so far (vLLM)
+};
+std::string_view kv_policy_name(KvPolicy p);
+Result<KvPolicy> parse_kv_policy(std::string_view name);
+
 struct EngineTier {
   Bytes min_memory;
   int64_t max_batch = 0;
@@ -35,7 +46,7 @@ struct EngineProfile {
   // How published results name the engine: a row's engine text that starts with one of these
   // (any case) ran this engine.
   std::vector<std::string> aliases;
-  bool paged = false;  // blocks as sequences grow, preempting when full; else whole contexts
+  KvPolicy kv_policy = KvPolicy::kReserve;
   // The KV cache's share of the GPU's whole memory, less what weights and working memory take
   // (vLLM, SGLang); or of the memory those leave (TensorRT-LLM).
   bool kv_of_total = false;
@@ -58,7 +69,7 @@ struct EngineProfile {
 struct EngineSettings {
   InferenceParams inference;
   MemoryParams memory;
-  bool paged = false;
+  KvPolicy kv_policy = KvPolicy::kReserve;
   // Whether the host time per iteration was fitted to this engine's published runs (its own, or
   // the shared one when `inference` came from the catalog and this is its default engine).
   bool host_time_fitted = true;

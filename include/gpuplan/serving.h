@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "gpuplan/dataset.h"
+#include "gpuplan/engine.h"
 #include "gpuplan/inference.h"
 #include "gpuplan/result.h"
 
@@ -31,16 +32,6 @@ enum class Batching {
   kContinuous,  // in-flight batching: sequences join and leave at every iteration
   kStatic,      // a batch is prefilled together and decoded until its last sequence ends
 };
-
-// How an engine gives out its KV cache.
-enum class KvPolicy {
-  kReserve,  // a request's whole context (prompt + output) at admission; nothing is evicted
-             // (TensorRT-LLM's GUARANTEED_NO_EVICT)
-  kPaged,    // blocks as the sequence grows; when the cache runs out, the newest sequence is
-             // preempted and later recomputes its prompt and output so far (vLLM)
-};
-std::string_view kv_policy_name(KvPolicy p);
-Result<KvPolicy> parse_kv_policy(std::string_view name);
 
 enum class Balancer {
   kRoundRobin,   // request i goes to instance i mod R

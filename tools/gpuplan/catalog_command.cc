@@ -101,7 +101,7 @@ void list_engines(const Catalog& c) {
   Table t({"id", "KV cache", "KV memory", "block", "limits per iteration", "host time"},
           {false, false, false, true, false, false});
   for (const EngineProfile& e : c.engines()) {
-    t.add({e.id, e.paged ? "paged" : "reserved",
+    t.add({e.id, std::string(kv_policy_name(e.kv_policy)),
            fmt::format("{:.0f} % of {}", e.kv_memory_fraction * 100,
                        e.kv_of_total ? "the GPU" : "what is free"),
            fmt::format("{}", e.kv_block_tokens), engine_limits(c, e),
@@ -120,7 +120,7 @@ void write_engine_json(JsonWriter& w, const EngineProfile& e) {
       .field("id", e.id)
       .field("kind", "engine")
       .field("name", e.name)
-      .field("kv_policy", e.paged ? "paged" : "reserve")
+      .field("kv_policy", std::string(kv_policy_name(e.kv_policy)))
       .field("kv_memory_of", e.kv_of_total ? "total" : "free")
       .field("kv_memory_fraction", e.kv_memory_fraction)
       .field("max_batch", e.max_batch)

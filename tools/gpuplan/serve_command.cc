@@ -482,7 +482,7 @@ int run_serve(const std::vector<std::string>& args) {
   const EngineSettings es =
       engine_settings(*engine, *a.gpu, catalog->inference_params(), catalog->memory_params());
   if (f.kv_policy.empty() && f.static_batch == 0) {
-    a.job.setup.kv_policy = es.paged ? KvPolicy::kPaged : KvPolicy::kReserve;
+    a.job.setup.kv_policy = es.kv_policy;
   }
   a.engine = engine;
   a.host_time_fitted = es.host_time_fitted;
