@@ -25,6 +25,16 @@ class ServingTest : public ::testing::Test {
     ASSERT_TRUE(model_->feasible()) << model_->reason().en;
   }
   static void TearDownTestSuite() { delete model_; }
+  // Llama 3.1 8B on tp x pp H100s of one NVLink node.
+  static InferenceModel llama_8b(int64_t tp, int64_t pp = 1) {
+    Instance in;
+    in.gpu = *catalog_->gpu("h100-sxm");
+    in.scale_up = *catalog_->fabric("nvlink4");
+    in.tp = tp;
+    in.pp = pp;
+    return InferenceModel(*catalog_->model("llama-3.1-8b"), in, catalog_->memory_params(),
+                          catalog_->train_params(), catalog_->inference_params());
+  }
   static Workload work(int64_t requests, int64_t in, int64_t out, double rate = 0) {
     Workload w;
     w.requests = requests;
@@ -280,12 +290,7 @@ TEST_F(ServingTest, RequestLengthsComeFromATraceFile) {
 TEST_F(ServingTest, APipelineKeepsOneBatchInFlightPerStage) {
   // Two requests arriving together on a tp 1 x pp 2 instance go to the two batches in flight,
   // one each, so each runs as a lone request would; on pp 1 they share one batch of two.
-  Instance in;
-  in.gpu = *catalog_->gpu("h100-sxm");
-  in.scale_up = *catalog_->fabric("nvlink4");
-  in.pp = 2;
-  const InferenceModel two(*catalog_->model("llama-3.1-8b"), in, catalog_->memory_params(),
-                           catalog_->train_params(), catalog_->inference_params());
+  const InferenceModel two = llama_8b(1, 2);
   ASSERT_TRUE(two.feasible()) << two.reason().en;
   const ServingResult lone = simulate_serving(two, work(1, 400, 30), ServingSetup{});
   const ServingResult pair = simulate_serving(two, work(2, 400, 30), ServingSetup{});
@@ -526,12 +531,7 @@ TEST_F(ServingTest, TheKvTransferIsEachGpusShareOverItsOwnLink) {
 TEST_F(ServingTest, EachPoolRefusesWhatItsKvCacheCannotHold) {
   // The prefill pool holds prompts only, the decode pool whole contexts. A tp 2 instance holds
   // more than twice the tokens of a tp 1 one (half the weights per GPU, twice the GPUs).
-  Instance in;
-  in.gpu = *catalog_->gpu("h100-sxm");
-  in.scale_up = *catalog_->fabric("nvlink4");
-  in.tp = 2;
-  const InferenceModel wide(*catalog_->model("llama-3.1-8b"), in, catalog_->memory_params(),
-                            catalog_->train_params(), catalog_->inference_params());
+  const InferenceModel wide = llama_8b(2);
   ASSERT_GT(wide.engine_kv_tokens(), 2 * model_->engine_kv_tokens());
   // A prompt of what tp 1 holds plus 10 tokens: tp 2 decodes it, tp 1 cannot prefill it.
   const Workload w = work(1, model_->engine_kv_tokens() + 10, 10);
