@@ -196,6 +196,15 @@ Disaggregation disaggregate(const ServeAnswer& a, const ServeJob& job, const Tra
   d.gpus = job.disaggregate_gpus;
   const Instance& base = job.base;
   d.crosses_nodes = d.gpus > base.gpus_per_node;
+  if (job.closed() || job.setup.batching == Batching::kStatic) {
+    d.why = Why::kLayout;
+    d.reason = {
+        "the pools are compared on the request rates continuous batching serves, not on "
+        "users or static batches",
+        "os pools são comparados nas taxas de requisições que o lote contínuo serve, não "
+        "em usuários ou lotes estáticos"};
+    return d;
+  }
   if (d.crosses_nodes && base.scale_out == nullptr) {
     d.why = Why::kLayout;
     d.reason = {fmt::format("{} GPUs span nodes of {}: the KV caches need the network between "

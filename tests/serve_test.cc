@@ -218,6 +218,13 @@ TEST(ServeTest, PoolsOverMoreThanOneNodeNeedTheNetworkBetweenThem) {
   EXPECT_TRUE(a.disaggregated->splits.empty());
   EXPECT_EQ(a.disaggregated->why, Why::kLayout);
   EXPECT_NE(a.disaggregated->reason.en.find("--scale-out"), std::string::npos);
+  // A closed loop is not split: the pools are compared on request rates.
+  j.disaggregate_gpus = 8;
+  j.workload.users = 10;
+  const ServeAnswer users = answer("llama-3.1-8b", j);
+  ASSERT_TRUE(users.disaggregated.has_value());
+  EXPECT_TRUE(users.disaggregated->splits.empty());
+  EXPECT_NE(users.disaggregated->reason.en.find("request rates"), std::string::npos);
 }
 
 }  // namespace
