@@ -190,6 +190,28 @@ constexpr size_t kSplitsSimulated = 5;
 constexpr int64_t kRequestsPerInstance = 400;
 constexpr int64_t kMostSplitRequests = 40'000;
 
+int64_t split_requests(const PoolSplit& split) {
+  return std::clamp(kRequestsPerInstance * (split.prefill_replicas + split.decode_replicas),
+                    kSearchRun.first, kMostSplitRequests);
+}
+
+// The shape of `shapes` with `tp` GPUs. REQUIRES: there is one.
+const InferenceModel& shape_model(const std::vector<const ServeOption*>& shapes, int64_t tp) {
+  const auto it =
+      std::find_if(shapes.begin(), shapes.end(), [&](const ServeOption* o) { return o->tp == tp; });
+  GPUPLAN_CHECK(it != shapes.end(), "a split of a shape that was not tried");
+  return *(*it)->model;
+}
+
+DisaggregatedSetup split_setup(const PoolSplit& split, const ServeJob& job) {
+  DisaggregatedSetup setup;
+  setup.prefill_replicas = split.prefill_replicas;
+  setup.decode_replicas = split.decode_replicas;
+  setup.balancer = job.setup.balancer;
+  setup.transfer = split.transfer;
+  return setup;
+}
+
 // See Disaggregation.
 Disaggregation disaggregate(const ServeAnswer& a, const ServeJob& job, const TrainParams& trp) {
   Disaggregation d;
@@ -294,21 +316,9 @@ Disaggregation disaggregate(const ServeAnswer& a, const ServeJob& job, const Tra
   // The best few, simulated as one deployment: both pools, the transfers and the balancers.
   for (size_t i = 0; i < candidates.size() && i < kSplitsSimulated; ++i) {
     PoolSplit& split = candidates[i].split;
-    const ServeOption* pre = nullptr;
-    const ServeOption* dec = nullptr;
-    for (const ServeOption* o : shapes) {
-      pre = o->tp == split.prefill_tp ? o : pre;
-      dec = o->tp == split.decode_tp ? o : dec;
-    }
-    DisaggregatedSetup setup;
-    setup.prefill_replicas = split.prefill_replicas;
-    setup.decode_replicas = split.decode_replicas;
-    setup.balancer = job.setup.balancer;
-    setup.transfer = split.transfer;
-    const int64_t requests =
-        std::clamp(kRequestsPerInstance * (split.prefill_replicas + split.decode_replicas),
-                   kSearchRun.first, kMostSplitRequests);
-    split.capacity = disaggregated_capacity(*pre->model, *dec->model, w, setup, job.slo, requests);
+    split.capacity = disaggregated_capacity(
+        shape_model(shapes, split.prefill_tp), shape_model(shapes, split.decode_tp), w,
+        split_setup(split, job), job.slo, split_requests(split));
     ++d.simulated;
     if (split.capacity.feasible) {
       d.splits.push_back(split);
@@ -320,6 +330,12 @@ Disaggregation disaggregate(const ServeAnswer& a, const ServeJob& job, const Tra
     return std::tuple(-x.capacity.max_rate_per_s, x.gpus()) <
            std::tuple(-y.capacity.max_rate_per_s, y.gpus());
   });
+  if (const PoolSplit* best = d.best(); best != nullptr && w.rate_per_s > 0) {
+    // The job's own rate, measured as the splits were.
+    d.at_load = simulate_disaggregated(
+        shape_model(shapes, best->prefill_tp), shape_model(shapes, best->decode_tp),
+        steady_run(w, split_requests(*best), kSearchRun), split_setup(*best, job));
+  }
   if (d.splits.empty()) {
     d.why = shapes.empty() ? Why::kMemory : Why::kObjective;
     d.reason = shapes.empty()

@@ -175,6 +175,7 @@ TEST(ServeTest, DisaggregationSplitsTheGpusIntoPoolsAndComparesWithAggregated) {
   j.slo.tpot_p99 = Seconds(0.02);
   j.simulate_load = false;
   j.disaggregate_gpus = 8;
+  j.workload.rate_per_s = 2;  // a light load, run on the best split
   const ServeAnswer a = answer("llama-3.1-8b", j);
   ASSERT_TRUE(a.disaggregated.has_value());
   const Disaggregation& d = *a.disaggregated;
@@ -206,6 +207,13 @@ TEST(ServeTest, DisaggregationSplitsTheGpusIntoPoolsAndComparesWithAggregated) {
       EXPECT_LE(s.capacity.max_rate_per_s, d.splits[i - 1].capacity.max_rate_per_s);
     }
   }
+  // The job's 2 requests/s on the best split, far below its capacity: served as they come
+  // (throughput = the offered rate, within the Poisson count's few per cent over ~2,000
+  // requests) and within the objective.
+  ASSERT_TRUE(d.at_load.has_value());
+  EXPECT_LT(2.0, d.best()->capacity.max_rate_per_s);
+  EXPECT_NEAR(d.at_load->requests_per_s, 2.0, 0.2);
+  EXPECT_TRUE(meets_slo(*d.at_load, j.slo));
 }
 
 TEST(ServeTest, PoolsOverMoreThanOneNodeNeedTheNetworkBetweenThem) {

@@ -128,8 +128,10 @@ struct Disaggregation {
   int64_t aggregated_replicas = 0;
   double aggregated_rate = 0;
   std::vector<PoolSplit> splits;  // the simulated splits that serve, most requests/s first
-  int64_t tried = 0;              // pairs of shapes rate-matched
-  int64_t simulated = 0;          // their best splits simulated as whole deployments
+  // The job's own rate on the best split, measured as the splits are (when the job has a rate).
+  std::optional<ServingResult> at_load;
+  int64_t tried = 0;      // pairs of shapes rate-matched
+  int64_t simulated = 0;  // their best splits simulated as whole deployments
 
   const PoolSplit* best() const { return splits.empty() ? nullptr : &splits.front(); }
 };

@@ -265,6 +265,23 @@ void print_disaggregation(const ServeReport& r) {
     emit("{}", split_table(r).str("  "));
   }
   emit("  {}\n", split_verdict(r));
+  if (d.at_load) {
+    const PoolSplit& s = *d.best();
+    emit("{}", say(lang, "  at {} requests/s on {} prefill + {} decode:\n",
+                   "  a {} requisições/s em {} prefill + {} decode:\n",
+                   number(r.job.workload.rate_per_s, 2, lang),
+                   pool_text(s.prefill_replicas, s.prefill_tp),
+                   pool_text(s.decode_replicas, s.decode_tp)));
+    print_result(*d.at_load, lang);
+    if (r.job.slo.any()) {
+      Text why;
+      const bool met = meets_slo(*d.at_load, r.job.slo, &why);
+      emit("{}",
+           say(lang, "  objective   {}: {}\n", "  objetivo    {}: {}\n", slo_text(r.job.slo, lang),
+               met ? std::string(tr(lang, "met", "cumprido"))
+                   : tr(lang, "missed, ", "perdido, ") + why.in(lang)));
+    }
+  }
 }
 
 void print_options(const ServeReport& r) {
@@ -522,7 +539,11 @@ void write_disaggregation(JsonWriter& j, const ServeReport& r) {
     write_result(j, "at_capacity", s.capacity.at_max);
     j.end_object();
   }
-  j.end_array().end_object();
+  j.end_array();
+  if (d.at_load) {
+    write_result(j, "at_load", *d.at_load);
+  }
+  j.end_object();
 }
 
 void write_best(JsonWriter& j, const ServeReport& r) {
