@@ -25,6 +25,15 @@ class ServingTest : public ::testing::Test {
     ASSERT_TRUE(model_->feasible()) << model_->reason().en;
   }
   static void TearDownTestSuite() { delete model_; }
+  // The decode steps of one request alone after its prompt of `input` tokens: output - 1 steps
+  // of a batch of one, at a context of input + g tokens (g generated so far).
+  static double lone_decode(int64_t input, int64_t output) {
+    double decode = 0;
+    for (int64_t g = 1; g < output; ++g) {
+      decode += model_->decode_step(1, static_cast<double>(input + g)).si();
+    }
+    return decode;
+  }
   // Llama 3.1 8B on tp x pp H100s of one NVLink node.
   static InferenceModel llama_8b(int64_t tp, int64_t pp = 1) {
     Instance in;
@@ -56,10 +65,7 @@ TEST_F(ServingTest, ALoneRequestIsItsPrefillThenOneDecodeStepPerToken) {
   const ServingResult r = simulate_serving(*model_, work(1, 1000, 50), ServingSetup{});
   ASSERT_TRUE(r.feasible) << r.reason.en;
   const double prefill = model_->prefill_alone(1000).si();
-  double decode = 0;
-  for (int g = 1; g < 50; ++g) {
-    decode += model_->decode_step(1, 1000.0 + g).si();
-  }
+  const double decode = lone_decode(1000, 50);
   EXPECT_NEAR(r.ttft.mean, prefill, 1e-12);
   EXPECT_NEAR(r.e2e.mean, prefill + decode, 1e-9);
   EXPECT_NEAR(r.tpot.mean, decode / 49, 1e-12);
@@ -467,10 +473,7 @@ TEST_F(ServingTest, DisaggregatedPoolsPrefillThenSendTheCacheThenDecode) {
   const ServingResult r = simulate_disaggregated(*model_, *model_, work(1, 1000, 50), s);
   ASSERT_TRUE(r.feasible) << r.reason.en;
   const double prefill = model_->prefill_alone(1000).si();
-  double decode = 0;
-  for (int g = 1; g < 50; ++g) {
-    decode += model_->decode_step(1, 1000.0 + g).si();
-  }
+  const double decode = lone_decode(1000, 50);
   EXPECT_NEAR(r.ttft.mean, prefill, 1e-12);
   EXPECT_NEAR(r.e2e.mean, prefill + 3e-3 + decode, 1e-9);
   EXPECT_NEAR(r.tpot.mean, (3e-3 + decode) / 49, 1e-12);
