@@ -13,40 +13,44 @@
 namespace gpuplan {
 namespace {
 
-// The fitted parameters: name, physical range, start, and where each lives in TrainParams.
+// The fitted parameters: name, unit in the file, physical range, start, and where each lives in
+// its parameter struct (TrainParams or InferenceParams).
+template <class Params>
 struct Knob {
   std::string name;
+  std::string unit;
   double lower, upper, start;
-  std::function<void(TrainParams&, double)> set;
-  std::function<double(const TrainParams&)> get;
+  std::function<void(Params&, double)> set;
+  std::function<double(const Params&)> get;
 };
 
 // The fitted parameters shared by every run, then one in_situ per GPU architecture among the
 // rows fitted (the others take their mean).
-std::vector<Knob> knobs(const std::vector<std::string>& architectures) {
-  std::vector<Knob> k = {
+std::vector<Knob<TrainParams>> knobs(const std::vector<std::string>& architectures) {
+  std::vector<Knob<TrainParams>> k = {
       // The kernels' counted bytes moved once (1) or a few times (caches missed, unfused
       // reductions, the layer norm's statistics).
-      {"elementwise_traffic", 0.5, 4.0, 1.2,
+      {"elementwise_traffic", "", 0.5, 4.0, 1.2,
        [](TrainParams& p, double v) { p.elementwise_traffic = v; },
        [](const TrainParams& p) { return p.elementwise_traffic; }},
       // A kernel launch with its gap and ramp: a few microseconds (research notes sec. 2.2: an
       // empty collective takes 15 us, most of it launch and handshake).
-      {"kernel_overhead", 0.0, 20e-6, 3e-6,
+      {"kernel_overhead", "us", 0.0, 20e-6, 3e-6,
        [](TrainParams& p, double v) { p.kernel_overhead = Seconds(v); },
        [](const TrainParams& p) { return p.kernel_overhead.si(); }},
       // Hidden traffic costs between nothing and its own time (more would make overlapping
       // slower than not overlapping).
-      {"overlap_slowdown", 0.0, 1.0, 0.1, [](TrainParams& p, double v) { p.overlap_slowdown = v; },
+      {"overlap_slowdown", "", 0.0, 1.0, 0.1,
+       [](TrainParams& p, double v) { p.overlap_slowdown = v; },
        [](const TrainParams& p) { return p.overlap_slowdown; }},
       // Per step: up to half a second of data loading, clipping and logging.
-      {"step_overhead", 0.0, 0.5, 0.02,
+      {"step_overhead", "ms", 0.0, 0.5, 0.02,
        [](TrainParams& p, double v) { p.step_overhead = Seconds(v); },
        [](const TrainParams& p) { return p.step_overhead.si(); }},
   };
   for (const std::string& arch : architectures) {
     // GEMMs and attention inside a step run below their isolated microbenchmark rate.
-    k.push_back({"in_situ." + arch, 0.6, 1.0, 0.9,
+    k.push_back({"in_situ." + arch, "", 0.6, 1.0, 0.9,
                  [arch](TrainParams& p, double v) {
                    for (auto& [a, value] : p.in_situ) {
                      if (a == arch) {
@@ -63,7 +67,7 @@ std::vector<Knob> knobs(const std::vector<std::string>& architectures) {
 
 // The parameters `x` of `k` over `base`; in_situ holds exactly the fitted architectures, and the
 // default is their mean.
-TrainParams with(const TrainParams& base, const std::vector<Knob>& k,
+TrainParams with(const TrainParams& base, const std::vector<Knob<TrainParams>>& k,
                  const std::vector<double>& x) {
   TrainParams p = base;
   p.in_situ.clear();
@@ -82,6 +86,34 @@ TrainParams with(const TrainParams& base, const std::vector<Knob>& k,
   return p;
 }
 
+// Runs independent pieces of work on up to `threads` threads, piece i on thread i mod n; each
+// piece writes only its own slot, so the answer does not depend on the thread count.
+void run_on_threads(const std::vector<std::function<void()>>& work, int threads) {
+  const size_t n =
+      std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(1, threads)), work.size()));
+  std::vector<std::thread> pool;
+  for (size_t w = 0; w < n; ++w) {
+    pool.emplace_back([&, w] {
+      for (size_t i = w; i < work.size(); i += n) {
+        work[i]();
+      }
+    });
+  }
+  for (std::thread& t : pool) {
+    t.join();
+  }
+}
+
+// The largest of `values`, 0 for none.
+double largest(const std::vector<double>& values) {
+  return values.empty() ? 0.0 : *std::max_element(values.begin(), values.end());
+}
+
+// The scale from SI to a fitted parameter's unit in its file.
+double unit_scale(const std::string& unit) {
+  return unit == "ms" ? 1e3 : unit == "us" ? 1e6 : 1.0;
+}
+
 }  // namespace
 
 TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& catalog,
@@ -98,11 +130,11 @@ TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& ca
   }
   std::sort(architectures.begin(), architectures.end());
   architectures.erase(std::unique(architectures.begin(), architectures.end()), architectures.end());
-  const std::vector<Knob> k = knobs(architectures);
+  const std::vector<Knob<TrainParams>> k = knobs(architectures);
   TrainingFit fit;
   fit.params = catalog.train_params();
-  for (const Knob& knob : k) {
-    fit.fitted.push_back({knob.name, knob.get(fit.params), knob.lower, knob.upper});
+  for (const Knob<TrainParams>& knob : k) {
+    fit.fitted.push_back({knob.name, knob.get(fit.params), knob.lower, knob.upper, knob.unit});
   }
   if (used.empty()) {
     return fit;
@@ -119,7 +151,7 @@ TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& ca
   };
   std::vector<double> start;
   std::vector<detail::Bounds> bounds;
-  for (const Knob& knob : k) {
+  for (const Knob<TrainParams>& knob : k) {
     start.push_back(knob.start);
     bounds.push_back({knob.lower, knob.upper});
   }
@@ -146,7 +178,7 @@ TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& ca
         used.size(), k.size());
   }
   fit.median_abs_error_pct = median(errors);
-  fit.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());
+  fit.max_abs_error_pct = largest(errors);
   return fit;
 }
 
@@ -166,25 +198,14 @@ CrossValidation cross_validate_training(const std::vector<TrainingRow>& rows,
   for (size_t s = 0; s < sources.size(); ++s) {
     work.push_back([&, s] { fits[s + 1] = fit_training(rows, catalog, {sources[s]}); });
   }
-  const size_t n =
-      std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(1, threads)), work.size()));
-  std::vector<std::thread> pool;
-  for (size_t w = 0; w < n; ++w) {
-    pool.emplace_back([&, w] {
-      for (size_t i = w; i < work.size(); i += n) {
-        work[i]();
-      }
-    });
-  }
-  for (std::thread& t : pool) {
-    t.join();
-  }
+  run_on_threads(work, threads);
   CrossValidation cv;
   cv.sources = static_cast<int64_t>(sources.size());
   std::vector<double> in, out;
   for (const TrainingRow& r : rows) {
     CrossValidatedRow c;
     c.id = r.id;
+    c.metric = "step_time_s";
     c.source = r.source;
     c.published = r.published;
     c.reason = r.reason;
@@ -208,21 +229,32 @@ CrossValidation cross_validate_training(const std::vector<TrainingRow>& rows,
     cv.rows.push_back(std::move(c));
   }
   cv.median_in_pct = median(in);
-  cv.max_in_pct = in.empty() ? 0.0 : *std::max_element(in.begin(), in.end());
+  cv.max_in_pct = largest(in);
   cv.median_out_pct = median(out);
-  cv.max_out_pct = out.empty() ? 0.0 : *std::max_element(out.begin(), out.end());
+  cv.max_out_pct = largest(out);
   return cv;
 }
 
 std::string fitted_value_text(const FittedParameter& f) {
-  if (f.name == "step_overhead") {
-    return fmt::format("{:.4g} ms", f.value * 1e3);
+  if (f.unit.empty()) {
+    return fmt::format("{:.4f}", f.value);
   }
-  if (f.name == "kernel_overhead") {
-    return fmt::format("{:.4g} us", f.value * 1e6);
-  }
-  return fmt::format("{:.4f}", f.value);
+  return fmt::format("{:.4g} {}", f.value * unit_scale(f.unit), f.unit);
 }
+
+namespace {
+
+// One `name = value    # fitted within lower to upper unit` line: times are quoted strings with
+// their unit, shares and ratios bare numbers.
+std::string fitted_line(const FittedParameter& f, const std::string& name) {
+  const double scale = unit_scale(f.unit);
+  const std::string value = fitted_value_text(f);
+  return fmt::format("{} = {}    # fitted within {:g} to {:g}{}\n", name,
+                     f.unit.empty() ? value : fmt::format("\"{}\"", value), f.lower * scale,
+                     f.upper * scale, f.unit.empty() ? "" : " " + f.unit);
+}
+
+}  // namespace
 
 std::string training_fit_file(const TrainingFit& fit, const std::string& what) {
   std::string text =
@@ -231,17 +263,8 @@ std::string training_fit_file(const TrainingFit& fit, const std::string& what) {
       "# gpuplan calibrate --validation; refit them, do not edit them.\n";
   std::string in_situ;
   for (const FittedParameter& f : fit.fitted) {
-    // Times are quoted strings with their unit; shares and ratios are bare numbers.
-    const bool is_time = f.name == "step_overhead" || f.name == "kernel_overhead";
-    const double scale = f.name == "step_overhead" ? 1e3 : f.name == "kernel_overhead" ? 1e6 : 1;
-    const std::string_view unit = f.name == "step_overhead"     ? " ms"
-                                  : f.name == "kernel_overhead" ? " us"
-                                                                : "";
     const bool per_arch = f.name.starts_with("in_situ.");
-    const std::string value = fitted_value_text(f);
-    const std::string line = fmt::format(
-        "{} = {}    # fitted within {:g} to {:g}{}\n", per_arch ? f.name.substr(8) : f.name,
-        is_time ? fmt::format("\"{}\"", value) : value, f.lower * scale, f.upper * scale, unit);
+    const std::string line = fitted_line(f, per_arch ? f.name.substr(8) : f.name);
     if (per_arch) {
       in_situ += line;
     } else {
@@ -254,6 +277,179 @@ std::string training_fit_file(const TrainingFit& fit, const std::string& what) {
       "\n# Per GPU architecture; `default`, the mean, for those no published run informed.\n"
       "[in_situ]\n{}default = {:.4f}\n",
       in_situ, fit.params.in_situ_default);
+  return text;
+}
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+std::vector<Knob<InferenceParams>> serving_knobs() {
+  return {
+      // The engine's scheduling, sampling and bookkeeping between iterations: none to 10 ms
+      // (vLLM's Python scheduler at its slowest takes a few ms).
+      {"iteration_overhead", "ms", 0.0, 10e-3, 1e-3,
+       [](InferenceParams& p, double v) { p.iteration_overhead = Seconds(v); },
+       [](const InferenceParams& p) { return p.iteration_overhead.si(); }},
+      // About ten kernels per layer, each with a launch gap and ramp of 0 to 10 us.
+      {"layer_overhead", "us", 0.0, 100e-6, 20e-6,
+       [](InferenceParams& p, double v) { p.layer_overhead = Seconds(v); },
+       [](const InferenceParams& p) { return p.layer_overhead.si(); }},
+      // Decode kernels reading many blocks reach between half and all of the streaming rate.
+      {"stream_share", "", 0.5, 1.0, 0.8, [](InferenceParams& p, double v) { p.stream_share = v; },
+       [](const InferenceParams& p) { return p.stream_share; }},
+  };
+}
+
+InferenceParams with(const InferenceParams& base, const std::vector<Knob<InferenceParams>>& k,
+                     const std::vector<double>& x) {
+  InferenceParams p = base;
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i].set(p, x[i]);
+  }
+  return p;
+}
+
+// The rows a fit uses: simulable, publication not excluded.
+std::vector<const ServingRow*> fitted_rows(const std::vector<ServingRow>& rows,
+                                           const std::set<std::string>& exclude) {
+  std::vector<const ServingRow*> used;
+  for (const ServingRow& r : rows) {
+    if (r.reason.empty() && !exclude.contains(publication(r.source))) {
+      used.push_back(&r);
+    }
+  }
+  return used;
+}
+
+}  // namespace
+
+ServingFit fit_serving(const std::vector<ServingRow>& rows, const Catalog& catalog,
+                       const std::set<std::string>& exclude) {
+  const std::vector<const ServingRow*> used = fitted_rows(rows, exclude);
+  const std::vector<Knob<InferenceParams>> k = serving_knobs();
+  ServingFit fit;
+  fit.params = catalog.inference_params();
+  for (const Knob<InferenceParams>& knob : k) {
+    fit.fitted.push_back({knob.name, knob.get(fit.params), knob.lower, knob.upper, knob.unit});
+  }
+  for (const ServingRow* r : used) {
+    fit.entries += std::count_if(r->metrics.begin(), r->metrics.end(), [](const ServingMetric& m) {
+      return predicts_serving_metric(m.name);
+    });
+  }
+  if (fit.entries == 0) {
+    return fit;
+  }
+  // Mean |log(predicted / published)| over the entries of metrics gpuplan predicts; one the
+  // model does not predict at these parameters counts as a factor e^2 off.
+  auto loss = [&](const std::vector<double>& x) {
+    const InferenceParams p = with(catalog.inference_params(), k, x);
+    double sum = 0;
+    for (const ServingRow* r : used) {
+      for (const ValidationEntry& e : predict_serving_row(*r, catalog, p)) {
+        if (predicts_serving_metric(e.metric)) {
+          sum += e.predicted ? std::fabs(std::log(*e.predicted / e.published)) : 2.0;
+        }
+      }
+    }
+    return sum / static_cast<double>(fit.entries);
+  };
+  std::vector<double> start;
+  std::vector<detail::Bounds> bounds;
+  for (const Knob<InferenceParams>& knob : k) {
+    start.push_back(knob.start);
+    bounds.push_back({knob.lower, knob.upper});
+  }
+  // Each evaluation simulates every row, so the simplex stops once its values agree within
+  // 1e-4 (a hundredth of a per cent in the mean log error), or after 300 evaluations.
+  const detail::Minimum best = detail::minimize(loss, start, bounds, 300, 1e-4, 0.15);
+  fit.params = with(catalog.inference_params(), k, best.x);
+  fit.evaluations = best.evaluations;
+  for (size_t i = 0; i < k.size(); ++i) {
+    fit.fitted[i].value = best.x[i];
+  }
+  std::vector<double> errors;
+  for (const ServingRow* r : used) {
+    for (const ValidationEntry& e : predict_serving_row(*r, catalog, fit.params)) {
+      if (e.predicted) {
+        errors.push_back(std::fabs(e.error_pct));
+      }
+    }
+  }
+  if (static_cast<size_t>(fit.entries) < 3 * k.size()) {
+    fit.caveat = fmt::format(
+        "{} entries for {} parameters: too few to pin them; the fit reproduces these entries and "
+        "says little about others",
+        fit.entries, k.size());
+  }
+  fit.median_abs_error_pct = median(errors);
+  fit.max_abs_error_pct = largest(errors);
+  return fit;
+}
+
+CrossValidation cross_validate_serving(const std::vector<ServingRow>& rows, const Catalog& catalog,
+                                       int threads) {
+  std::vector<std::string> sources;
+  for (const ServingRow& r : rows) {
+    const std::string p = publication(r.source);
+    if (r.reason.empty() && std::find(sources.begin(), sources.end(), p) == sources.end()) {
+      sources.push_back(p);
+    }
+  }
+  std::vector<ServingFit> fits(sources.size() + 1);
+  std::vector<std::function<void()>> work;
+  work.push_back([&] { fits[0] = fit_serving(rows, catalog); });
+  for (size_t s = 0; s < sources.size(); ++s) {
+    work.push_back([&, s] { fits[s + 1] = fit_serving(rows, catalog, {sources[s]}); });
+  }
+  run_on_threads(work, threads);
+  CrossValidation cv;
+  cv.sources = static_cast<int64_t>(sources.size());
+  std::vector<double> in, out;
+  for (const ServingRow& r : rows) {
+    const size_t s = static_cast<size_t>(
+        std::find(sources.begin(), sources.end(), publication(r.source)) - sources.begin());
+    const std::vector<ValidationEntry> a = predict_serving_row(r, catalog, fits[0].params);
+    const std::vector<ValidationEntry> b =
+        s < sources.size() ? predict_serving_row(r, catalog, fits[s + 1].params) : a;
+    for (size_t i = 0; i < a.size(); ++i) {
+      CrossValidatedRow c;
+      c.id = r.id;
+      c.metric = a[i].metric;
+      c.source = r.source;
+      c.published = a[i].published;
+      c.in_sample = a[i].predicted;
+      c.out_of_sample = b[i].predicted;
+      c.reason = a[i].predicted ? b[i].reason : a[i].reason;
+      if (a[i].predicted) {
+        in.push_back(std::fabs(a[i].error_pct));
+      }
+      if (b[i].predicted) {
+        out.push_back(std::fabs(b[i].error_pct));
+      }
+      cv.rows.push_back(std::move(c));
+    }
+  }
+  cv.median_in_pct = median(in);
+  cv.max_in_pct = largest(in);
+  cv.median_out_pct = median(out);
+  cv.max_out_pct = largest(out);
+  return cv;
+}
+
+std::string serving_fit_file(const ServingFit& fit, const std::string& what) {
+  std::string text =
+      "schema = 1\n"
+      "# The serving model's fitted parameters (docs/FORMULAS.md#serving), written by\n"
+      "# gpuplan calibrate --validation on a file of serving results; refit them, do not edit\n"
+      "# them.\n";
+  for (const FittedParameter& f : fit.fitted) {
+    text += fitted_line(f, f.name);
+  }
+  text += fmt::format("entries = {}\nmedian_abs_error_pct = {:.2f}\nsource = \"{}\"\n", fit.entries,
+                      fit.median_abs_error_pct, what);
   return text;
 }
 

@@ -158,8 +158,10 @@ Result<Catalog> Catalog::load(const std::string& data_dir) {
   GPUPLAN_ASSIGN_OR_RETURN(
       c.train_params_, detail::load_train_params((root / "params" / "training.toml").string(),
                                                  (root / "params" / "training-fit.toml").string()));
-  GPUPLAN_ASSIGN_OR_RETURN(c.inference_params_, detail::load_inference_params(
-                                                    (root / "params" / "inference.toml").string()));
+  GPUPLAN_ASSIGN_OR_RETURN(
+      c.inference_params_,
+      detail::load_inference_params((root / "params" / "inference.toml").string(),
+                                    (root / "params" / "serving-fit.toml").string()));
   GPUPLAN_ASSIGN_OR_RETURN(
       c.usd_rates_, detail::load_exchange_rates((root / "params" / "exchange.toml").string()));
   GPUPLAN_ASSIGN_OR_RETURN(c.engines_,

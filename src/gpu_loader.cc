@@ -244,20 +244,32 @@ Result<TrainParams> load_train_fit(const std::string& path, TrainParams p) {
 
 namespace gpuplan::detail {
 
-Result<InferenceParams> load_inference_params(const std::string& path) {
-  toml::table table;
-  GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
-  TomlReader r(table, path);
-  r.accept("schema");
+Result<InferenceParams> load_inference_params(const std::string& path,
+                                              const std::string& fit_path) {
   InferenceParams p;
-  GPUPLAN_ASSIGN_OR_RETURN(p.engine, r.text("engine"));
+  {
+    toml::table table;
+    GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(path));
+    TomlReader r(table, path);
+    r.accept("schema");
+    GPUPLAN_ASSIGN_OR_RETURN(p.engine, r.text("engine"));
+    GPUPLAN_ASSIGN_OR_RETURN(p.elementwise_traffic, r.number("elementwise_traffic", 1.0, 4.0));
+    GPUPLAN_RETURN_IF_ERROR(r.text("source"));
+    GPUPLAN_RETURN_IF_ERROR(r.finish());
+  }
+  toml::table table;
+  GPUPLAN_ASSIGN_OR_RETURN(table, open_catalog_file(fit_path));
+  TomlReader r(table, fit_path);
+  r.accept("schema");
   double v = 0;
   GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("iteration_overhead", Dimension::kSeconds));
   p.iteration_overhead = Seconds(v);
   GPUPLAN_ASSIGN_OR_RETURN(v, r.quantity("layer_overhead", Dimension::kSeconds));
   p.layer_overhead = Seconds(v);
   GPUPLAN_ASSIGN_OR_RETURN(p.stream_share, r.number("stream_share", 0.1, 1.0));
-  GPUPLAN_ASSIGN_OR_RETURN(p.elementwise_traffic, r.number("elementwise_traffic", 1.0, 4.0));
+  // What the fit was made from, kept for people.
+  GPUPLAN_RETURN_IF_ERROR(r.integer("entries", 0, 1000000));
+  GPUPLAN_RETURN_IF_ERROR(r.number("median_abs_error_pct", 0.0, 1e6));
   GPUPLAN_RETURN_IF_ERROR(r.text("source"));
   GPUPLAN_RETURN_IF_ERROR(r.finish());
   return p;

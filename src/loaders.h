@@ -29,7 +29,9 @@ Result<MemoryParams> load_memory_params(const std::string& path);
 Result<TrainParams> load_train_params(const std::string& path, const std::string& fit_path);
 // The fitted parameters of `path` over `base`.
 Result<TrainParams> load_train_fit(const std::string& path, TrainParams base);
-Result<InferenceParams> load_inference_params(const std::string& path);
+// The serving model's physical parameters (params/inference.toml) and its fitted ones
+// (params/serving-fit.toml, written by gpuplan calibrate --validation).
+Result<InferenceParams> load_inference_params(const std::string& path, const std::string& fit_path);
 Result<std::vector<ExchangeRate>> load_exchange_rates(const std::string& path);
 // A benchmark's request lengths (data/datasets/<id>.toml, dataset.h).
 Result<Dataset> load_dataset(const std::string& path);

@@ -40,6 +40,19 @@ Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& 
   return cl;
 }
 
+// Reads a validation file and checks its envelope: schema 1, a kind, an array of rows.
+Result<Json> read_validation_file(const std::string& path) {
+  Json doc;
+  GPUPLAN_ASSIGN_OR_RETURN(doc, read_json_file(path, "a validation file is one JSON object"));
+  if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
+    return fail(path, "missing array 'rows'", "see data/validation/README.md for the format");
+  }
+  if (!doc.contains("schema") || doc["schema"] != 1) {
+    return fail(path, "missing or unsupported 'schema'", "this gpuplan reads schema 1");
+  }
+  return doc;
+}
+
 }  // namespace detail
 
 namespace {
@@ -121,25 +134,11 @@ std::string round_global_batch(TrainJob& job) {
                          : std::string());
 }
 
-// Reads a validation file and checks its envelope: schema 1, a kind, an array of rows.
-Result<Json> read_validation_file(const std::string& path) {
-  Json doc;
-  GPUPLAN_ASSIGN_OR_RETURN(doc,
-                           detail::read_json_file(path, "a validation file is one JSON object"));
-  if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
-    return fail(path, "missing array 'rows'", "see data/validation/README.md for the format");
-  }
-  if (!doc.contains("schema") || doc["schema"] != 1) {
-    return fail(path, "missing or unsupported 'schema'", "this gpuplan reads schema 1");
-  }
-  return doc;
-}
-
 }  // namespace
 
 Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const Catalog& catalog) {
   Json doc;
-  GPUPLAN_ASSIGN_OR_RETURN(doc, read_validation_file(path));
+  GPUPLAN_ASSIGN_OR_RETURN(doc, detail::read_validation_file(path));
   std::vector<PublishedMfu> out;
   if (detail::text_or(doc, "kind", "") != "training") {
     return out;
@@ -187,7 +186,7 @@ std::optional<PublishedMfu> best_published_mfu(const std::vector<PublishedMfu>& 
 Result<std::vector<TrainingRow>> read_training_rows(const std::string& path,
                                                     const Catalog& catalog) {
   Json doc;
-  GPUPLAN_ASSIGN_OR_RETURN(doc, read_validation_file(path));
+  GPUPLAN_ASSIGN_OR_RETURN(doc, detail::read_validation_file(path));
   if (detail::text_or(doc, "kind", "") != "training") {
     return fail(path, fmt::format("kind '{}' is not 'training'", detail::text_or(doc, "kind", "")),
                 "give a validation file of training runs");
@@ -295,15 +294,21 @@ void summarize(ValidationReport& report) {
   report.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());
 }
 
-Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog) {
+Result<ValidationKind> validation_kind(const std::string& path) {
   Json doc;
-  GPUPLAN_ASSIGN_OR_RETURN(doc, read_validation_file(path));
-  ValidationReport report;
-  report.kind = detail::text_or(doc, "kind", "");
-  if (report.kind != "training" && report.kind != "inference") {
-    return fail(path, fmt::format("unknown kind '{}'", report.kind),
-                "expected 'training' or 'inference'");
+  GPUPLAN_ASSIGN_OR_RETURN(doc, detail::read_validation_file(path));
+  const std::string kind = detail::text_or(doc, "kind", "");
+  if (kind != "training" && kind != "inference") {
+    return fail(path, fmt::format("unknown kind '{}'", kind), "expected 'training' or 'inference'");
   }
+  return kind == "training" ? ValidationKind::kTraining : ValidationKind::kInference;
+}
+
+Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog) {
+  ValidationKind kind = ValidationKind::kTraining;
+  GPUPLAN_ASSIGN_OR_RETURN(kind, validation_kind(path));
+  ValidationReport report;
+  report.kind = kind == ValidationKind::kTraining ? "training" : "inference";
   if (report.kind == "training") {
     std::vector<TrainingRow> rows;
     GPUPLAN_ASSIGN_OR_RETURN(rows, read_training_rows(path, catalog));
@@ -314,19 +319,16 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
     summarize(report);
     return report;
   }
-  std::vector<double> errors;
-  for (size_t i = 0; i < doc["rows"].size(); ++i) {
-    const Json& row = doc["rows"][i];
-    const std::string id = detail::text_or(row, "id", "");
-    const RowReader r(row, fmt::format("{}: row {} '{}'", path, i, id));
-    if (id.empty()) {
-      return fail(r.where(), "every row needs an 'id'", "");
-    }
+  std::vector<ServingRow> rows;
+  GPUPLAN_ASSIGN_OR_RETURN(rows, read_serving_rows(path, catalog));
+  for (const ServingRow& row : rows) {
     // One entry per (row, metric), and each counts as a row of the summary.
-    GPUPLAN_RETURN_IF_ERROR(detail::validate_inference_row(r, row, id, catalog, report, errors));
+    for (ValidationEntry& e : predict_serving_row(row, catalog, catalog.inference_params())) {
+      report.entries.push_back(std::move(e));
+    }
   }
-  report.median_abs_error_pct = median(errors);
-  report.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());
+  report.rows = static_cast<int64_t>(report.entries.size());
+  summarize(report);
   return report;
 }
 

@@ -77,11 +77,8 @@ class RowReader {
 // Resolves a row's system against the catalog; an unknown id makes the row unpredictable.
 Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& c);
 
-// Runs one inference row through the serving model: one entry per metric, appended to
-// `report`, each predicted error's magnitude to `errors`. Errors are a malformed row.
-Result<bool> validate_inference_row(const RowReader& r, const Json& row, const std::string& id,
-                                    const Catalog& catalog, ValidationReport& report,
-                                    std::vector<double>& errors);
+// Reads a validation file and checks its envelope: schema 1, a kind, an array of rows.
+Result<Json> read_validation_file(const std::string& path);
 
 }  // namespace gpuplan::detail
 

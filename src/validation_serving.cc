@@ -55,19 +55,21 @@ int64_t offline_requests(const InferenceModel& m, const Workload& w, int64_t rep
   return std::max<int64_t>(1000, 8 * at_once * replicas);
 }
 
-// Why a serving row cannot be simulated, or its simulation.
-Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r, const Json& row,
-                                                              const Catalog& catalog) {
-  using Outcome = std::variant<std::string, RowSimulation>;
+// Reads the row's serving block into `out`; an Error is a block gpuplan cannot read (naming the
+// row and key) or a model, data set or engine the catalog does not have, either of which makes
+// the row unpredictable.
+Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& catalog,
+                          ServingRow& out) {
   const Json* model_json = nullptr;
   const Json* sys = nullptr;
   const Json* srv = nullptr;
   GPUPLAN_ASSIGN_OR_RETURN(model_json, r.object("model"));
   GPUPLAN_ASSIGN_OR_RETURN(sys, r.object("system"));
   GPUPLAN_ASSIGN_OR_RETURN(srv, r.object("serving"));
-  Instance in;
+  Instance& in = out.instance;
+  ServingSetup& setup = out.setup;
+  Workload& w = out.workload;
   int64_t pp = 0;
-  ServingSetup setup;
   // tp and replicas null: the layout was not published; gpuplan picks one for the row's GPUs.
   GPUPLAN_ASSIGN_OR_RETURN(in.tp, r.count(*srv, "tp", true));
   GPUPLAN_ASSIGN_OR_RETURN(pp, r.count(*srv, "pp"));
@@ -86,7 +88,6 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
     }
     *target = *p;
   }
-  Workload w;
   GPUPLAN_ASSIGN_OR_RETURN(w.input_tokens, r.count(*srv, "input_tokens", true));
   GPUPLAN_ASSIGN_OR_RETURN(w.output_tokens, r.count(*srv, "output_tokens", true));
   const Json* load = nullptr;
@@ -111,65 +112,71 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
     return fail(r.where(), fmt::format("load.kind '{}' is unknown", text),
                 "expected 'offline', 'poisson' or 'static_batch'");
   }
-  Result<Model> model = parse_model_config(model_json->dump(), "model", text_or(row, "id", ""));
-  if (!model) {
-    return Outcome(model.error().message());
-  }
-  Result<Cluster> cluster = row_cluster(r, *sys, catalog);
-  if (!cluster) {
-    return Outcome(cluster.error().message());
-  }
+  GPUPLAN_ASSIGN_OR_RETURN(out.model, parse_model_config(model_json->dump(), "model", out.id));
+  Cluster cluster;
+  GPUPLAN_ASSIGN_OR_RETURN(cluster, row_cluster(r, *sys, catalog));
   if (w.input_tokens == 0 || w.output_tokens == 0) {
     // The lengths of a benchmark's data set (serving.dataset), from the catalog.
     const std::string dataset = text_or(*srv, "dataset", "");
     if (dataset.empty()) {
-      return Outcome(std::string(
-          "the source gives the request lengths only as a distribution and names no data set"));
+      return fail("",
+                  "the source gives the request lengths only as a distribution and names no "
+                  "data set");
     }
-    Result<const Dataset*> d = catalog.dataset(dataset);
-    if (!d) {
-      return Outcome(d.error().message());
-    }
+    const Dataset* d = nullptr;
+    GPUPLAN_ASSIGN_OR_RETURN(d, catalog.dataset(dataset));
     if (w.input_tokens == 0) {
-      w.input_distribution = (*d)->input;
+      w.input_distribution = d->input;
     }
     if (w.output_tokens == 0) {
-      w.output_distribution = (*d)->output;
+      w.output_distribution = d->output;
     }
   }
   // The row's engine, by the name its source gives it: its limits on the row's GPU and its KV
   // policy.
   const std::string engine_text = text_or(row, "engine", "");
-  const EngineProfile* engine = catalog.engine_named(engine_text);
-  if (engine == nullptr) {
-    return Outcome(fmt::format("no engine profile (data/engines) names '{}'", engine_text));
+  out.engine = catalog.engine_named(engine_text);
+  if (out.engine == nullptr) {
+    return fail("", fmt::format("no engine profile (data/engines) names '{}'", engine_text));
   }
+  in.gpu = cluster.gpu;
+  in.scale_up = cluster.scale_up;
+  in.pp = pp;
+  in.gpus_per_node = cluster.gpus_per_node;
+  in.scale_out = cluster.scale_out;
+  in.nics_per_node = cluster.nics_per_node;
+  out.gpus = cluster.gpus;
+  return true;
+}
+
+// Why a serving row cannot be simulated with `params`, or its simulation.
+std::variant<std::string, RowSimulation> simulate_row(const ServingRow& row, const Catalog& catalog,
+                                                      const InferenceParams& params) {
+  using Outcome = std::variant<std::string, RowSimulation>;
   const EngineSettings es =
-      engine_settings(*engine, *cluster->gpu, catalog.inference_params(), catalog.memory_params());
+      engine_settings(*row.engine, *row.instance.gpu, params, catalog.memory_params());
+  Instance in = row.instance;
+  ServingSetup setup = row.setup;
+  Workload w = row.workload;
   if (setup.batching != Batching::kStatic) {
     setup.kv_policy = es.kv_policy;
   }
-  in.gpu = cluster->gpu;
-  in.scale_up = cluster->scale_up;
-  in.pp = pp;
-  in.gpus_per_node = cluster->gpus_per_node;
-  in.scale_out = cluster->scale_out;
-  in.nics_per_node = cluster->nics_per_node;
   RowSimulation sim;
   if (in.tp == 0) {
     // The layout that serves the most offline on the row's GPUs: tp a power of two within a
     // node, as many replicas as the GPUs hold.
     double best = -1;
-    for (int64_t tp = 1; tp * pp <= cluster->gpus && tp <= cluster->gpus_per_node; tp *= 2) {
+    const int64_t per_node = in.gpus_per_node;
+    for (int64_t tp = 1; tp * in.pp <= row.gpus && tp <= per_node; tp *= 2) {
       Instance candidate = in;
       candidate.tp = tp;
-      const InferenceModel trial(*model, candidate, es.memory, catalog.train_params(),
+      const InferenceModel trial(row.model, candidate, es.memory, catalog.train_params(),
                                  es.inference);
       if (!trial.feasible() || !kv_too_small(trial, w).en.empty()) {
         continue;
       }
       ServingSetup s = setup;
-      s.replicas = cluster->gpus / (tp * pp);
+      s.replicas = row.gpus / (tp * in.pp);
       Workload offline = w;
       offline.rate_per_s = 0;
       offline.requests = offline_requests(trial, w, s.replicas);
@@ -188,7 +195,7 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
         "throughput",
         in.tp, setup.replicas);
   }
-  const InferenceModel m(*model, in, es.memory, catalog.train_params(), es.inference);
+  const InferenceModel m(row.model, in, es.memory, catalog.train_params(), es.inference);
   if (!m.feasible()) {
     return Outcome(m.reason().en);
   }
@@ -218,72 +225,107 @@ Result<std::variant<std::string, RowSimulation>> simulate_row(const RowReader& r
 // Time to first token in a saturated run is mostly queueing, and queueing grows with the number
 // of requests the benchmark sent, which the format does not record: such a TTFT says how long
 // the benchmark ran, not how fast the system is. Returns why, or "" when the run kept up.
-std::string queueing_problem(const Json& row, const RowSimulation& s) {
-  const Json& load = row["serving"]["load"];
-  const std::string kind = text_or(load, "kind", "");
-  if (kind == "offline") {
+std::string queueing_problem(const ServingRow& row, const RowSimulation& s) {
+  if (row.setup.batching == Batching::kStatic) {
+    return "";
+  }
+  const double rate = row.workload.rate_per_s;
+  if (rate <= 0) {
     return "TTFT of an offline run is queueing time, set by how many requests were queued "
            "(not in the row)";
   }
-  if (kind == "poisson") {
-    const double rate = load.value("rate_per_s", 0.0);
-    if (rate > 0.95 * s.ceiling) {
-      return fmt::format(
-          "the offered {:.3g} requests/s reach the simulated capacity ({:.3g}/s): TTFT is "
-          "queueing that grows with the benchmark's length (not in the row)",
-          rate, s.ceiling);
-    }
+  if (rate > 0.95 * s.ceiling) {
+    return fmt::format(
+        "the offered {:.3g} requests/s reach the simulated capacity ({:.3g}/s): TTFT is "
+        "queueing that grows with the benchmark's length (not in the row)",
+        rate, s.ceiling);
   }
   return "";
 }
 
 }  // namespace
 
-Result<bool> validate_inference_row(const RowReader& r, const Json& row, const std::string& id,
-                                    const Catalog& catalog, ValidationReport& report,
-                                    std::vector<double>& errors) {
-  if (!row.contains("metrics") || !row["metrics"].is_object() || row["metrics"].empty()) {
-    return fail(r.where(), "key 'metrics' must be an object with at least one metric",
-                "e.g. {\"output_tokens_per_s\": 1234.5}");
+}  // namespace gpuplan::detail
+
+namespace gpuplan {
+
+bool predicts_serving_metric(const std::string& name) {
+  return detail::serving_metric(ServingResult{}, name).has_value();
+}
+
+std::string publication(const std::string& source) {
+  return source.substr(0, source.find(';'));
+}
+
+Result<std::vector<ServingRow>> read_serving_rows(const std::string& path, const Catalog& catalog) {
+  using detail::text_or;
+  detail::Json doc;
+  GPUPLAN_ASSIGN_OR_RETURN(doc, detail::read_validation_file(path));
+  if (text_or(doc, "kind", "") != "inference") {
+    return fail(path, fmt::format("kind '{}' is not 'inference'", text_or(doc, "kind", "")),
+                "give a validation file of serving results");
   }
-  // A serving block gpuplan cannot read (a precision or load it does not know, a missing key)
-  // makes the row unpredictable, not the file unreadable, as for training rows.
-  Result<std::variant<std::string, RowSimulation>> simulated = simulate_row(r, row, catalog);
-  std::variant<std::string, RowSimulation> outcome =
-      simulated ? std::move(*simulated)
-                : std::variant<std::string, RowSimulation>(simulated.error().message());
-  for (const auto& [name, value] : row["metrics"].items()) {
-    if (!value.is_number() || value.get<double>() <= 0) {
-      return fail(r.where(), fmt::format("metric '{}' must be a positive number", name), "");
+  std::vector<ServingRow> rows;
+  for (size_t i = 0; i < doc["rows"].size(); ++i) {
+    const detail::Json& row = doc["rows"][i];
+    ServingRow s;
+    s.id = text_or(row, "id", "");
+    const detail::RowReader r(row, fmt::format("{}: row {} '{}'", path, i, s.id));
+    if (s.id.empty()) {
+      return fail(r.where(), "every row needs an 'id'", "");
     }
+    s.source = text_or(row, "source", "");
+    if (!row.contains("metrics") || !row["metrics"].is_object() || row["metrics"].empty()) {
+      return fail(r.where(), "key 'metrics' must be an object with at least one metric",
+                  "e.g. {\"output_tokens_per_s\": 1234.5}");
+    }
+    for (const auto& [name, value] : row["metrics"].items()) {
+      if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>())) {
+        return fail(r.where(), fmt::format("metric '{}' must be a positive number", name), "");
+      }
+      s.metrics.push_back({name, value.get<double>()});
+    }
+    // A serving block gpuplan cannot read (a precision or load it does not know, a missing key)
+    // makes the row unpredictable, not the file unreadable, as for training rows.
+    Result<bool> read = detail::read_serving(r, row, catalog, s);
+    if (!read) {
+      s.reason = read.error().message();
+    }
+    rows.push_back(std::move(s));
+  }
+  return rows;
+}
+
+std::vector<ValidationEntry> predict_serving_row(const ServingRow& row, const Catalog& catalog,
+                                                 const InferenceParams& params) {
+  std::variant<std::string, detail::RowSimulation> outcome =
+      row.reason.empty() ? detail::simulate_row(row, catalog, params)
+                         : std::variant<std::string, detail::RowSimulation>(row.reason);
+  std::vector<ValidationEntry> entries;
+  for (const ServingMetric& metric : row.metrics) {
     ValidationEntry e;
-    e.id = id;
-    e.metric = name;
-    e.published = value.get<double>();
+    e.id = row.id;
+    e.metric = metric.name;
+    e.published = metric.published;
     if (const std::string* why = std::get_if<std::string>(&outcome)) {
       e.reason = *why;
     } else {
-      const RowSimulation& sim = std::get<RowSimulation>(outcome);
-      const ServingResult& s = sim.result;
-      const std::optional<double> v = serving_metric(s, name);
-      const std::string queued = queueing_problem(row, sim);
+      const detail::RowSimulation& sim = std::get<detail::RowSimulation>(outcome);
+      const std::optional<double> v = detail::serving_metric(sim.result, metric.name);
+      const std::string queued = detail::queueing_problem(row, sim);
       if (!v) {
-        e.reason = fmt::format("metric '{}' is not a serving metric gpuplan predicts", name);
-      } else if (name.starts_with("ttft") && !queued.empty()) {
+        e.reason = fmt::format("metric '{}' is not a serving metric gpuplan predicts", metric.name);
+      } else if (metric.name.starts_with("ttft") && !queued.empty()) {
         e.reason = queued;
       } else {
         e.predicted = *v;
         e.error_pct = (*v - e.published) / e.published * 100.0;
-        errors.push_back(std::fabs(e.error_pct));
-        ++report.predicted;
       }
-      e.serving = s;
+      e.serving = sim.result;
       e.note = sim.note;
     }
-    report.entries.push_back(std::move(e));
-    ++report.rows;
+    entries.push_back(std::move(e));
   }
-  return true;
+  return entries;
 }
-
-}  // namespace gpuplan::detail
+}  // namespace gpuplan

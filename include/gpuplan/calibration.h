@@ -24,12 +24,14 @@
 
 namespace gpuplan {
 
-// A fitted parameter: its name as in training-fit.toml, its value and the physical range searched.
+// A fitted parameter: its name as in its -fit.toml file, its value and the physical range
+// searched, and the unit the file gives it in ("ms", "us"; "" for a share or ratio).
 struct FittedParameter {
   std::string name;
-  double value = 0;  // SI (step_overhead in seconds)
+  double value = 0;  // SI (times in seconds)
   double lower = 0;
   double upper = 0;
+  std::string unit;
 };
 
 struct TrainingFit {
@@ -42,7 +44,7 @@ struct TrainingFit {
   std::string caveat;  // non-empty when the rows are too few to pin the parameters
 };
 
-// A fitted value with its unit, as training-fit.toml holds it: "61.05 ms", "1.302 us", "0.5147".
+// A fitted value with its unit, as a -fit.toml file holds it: "61.05 ms", "1.302 us", "0.5147".
 std::string fitted_value_text(const FittedParameter& f);
 
 // Fits the four parameters to `rows`, leaving out rows whose source is in `exclude`. With no row
@@ -54,6 +56,7 @@ TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& ca
 // source's rows (out of sample).
 struct CrossValidatedRow {
   std::string id;
+  std::string metric;  // "step_time_s" for training rows
   std::string source;
   double published = 0;
   std::optional<double> in_sample;  // predicted step time, s
@@ -77,6 +80,35 @@ CrossValidation cross_validate_training(const std::vector<TrainingRow>& rows,
 
 // training-fit.toml for `fit`, naming `what` it was fitted to.
 std::string training_fit_file(const TrainingFit& fit, const std::string& what);
+
+// The serving model's parameters that no microbenchmark gives (params/serving-fit.toml): the
+// engine's host time per iteration, the fixed time per layer per iteration beyond its kernels'
+// roofline, and the share of the streaming bandwidth that memory-bound decode kernels reach.
+// Fitted to every (row, metric) entry of a validation file of kind "inference" by least
+// absolute log error from a fixed start, as the training fit is; an entry the model does not
+// predict at some trial parameters counts as a factor e^2 off, so the fit gains nothing by
+// pushing a row out of what it predicts.
+struct ServingFit {
+  InferenceParams params;  // the catalog's, with the fitted ones replaced
+  std::vector<FittedParameter> fitted;
+  int64_t entries = 0;  // (row, metric) entries that informed the fit
+  double median_abs_error_pct = 0;
+  double max_abs_error_pct = 0;
+  int evaluations = 0;
+  std::string caveat;
+};
+
+// Fits the three parameters to `rows`, leaving out rows whose publication (validation.h) is in
+// `exclude`. With no entry left, the catalog's parameters are returned unchanged (entries = 0).
+ServingFit fit_serving(const std::vector<ServingRow>& rows, const Catalog& catalog,
+                       const std::set<std::string>& exclude = {});
+
+// Leave-one-publication-out over the serving rows, one entry per (row, metric).
+CrossValidation cross_validate_serving(const std::vector<ServingRow>& rows, const Catalog& catalog,
+                                       int threads = 1);
+
+// serving-fit.toml for `fit`, naming `what` it was fitted to.
+std::string serving_fit_file(const ServingFit& fit, const std::string& what);
 
 }  // namespace gpuplan
 

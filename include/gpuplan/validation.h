@@ -63,6 +63,10 @@ std::optional<PublishedMfu> best_published_mfu(const std::vector<PublishedMfu>& 
 std::optional<PublishedMfu> catalog_mfu_ceiling(const Catalog& catalog, const std::string& gpu,
                                                 Precision precision);
 
+// What a validation file holds: training runs or serving results (its `kind`).
+enum class ValidationKind { kTraining, kInference };
+Result<ValidationKind> validation_kind(const std::string& path);
+
 // Reads and runs a validation file against the catalog's hardware and parameters.
 Result<ValidationReport> run_validation(const std::string& path, const Catalog& catalog);
 
@@ -89,6 +93,43 @@ Result<std::vector<TrainingRow>> read_training_rows(const std::string& path,
 // them: the fastest that fits the memory model.
 ValidationEntry predict_training_row(const TrainingRow& row, const Catalog& catalog,
                                      const TrainParams& params);
+
+// One inference row of a validation file, read and resolved against the catalog: everything a
+// simulation needs, so that a fit can predict it under many parameter sets.
+struct ServingMetric {
+  std::string name;  // "output_tokens_per_s", "ttft_ms_mean", ...
+  double published = 0;
+};
+struct ServingRow {
+  std::string id;
+  std::string source;
+  std::vector<ServingMetric> metrics;
+  std::string reason;  // non-empty: the row cannot be simulated (and the rest is unset)
+  Model model;
+  Instance instance;  // tp 0: the layout was not published, and each prediction picks one
+  int64_t gpus = 0;   // the row's GPUs
+  ServingSetup setup;
+  Workload workload;  // `requests` is set by each prediction
+  const EngineProfile* engine = nullptr;
+};
+
+// The inference rows of a validation file of kind "inference". A malformed file (a row without
+// an id, a metric that is not a positive number) is an Error; a row gpuplan cannot simulate keeps
+// its reason.
+Result<std::vector<ServingRow>> read_serving_rows(const std::string& path, const Catalog& catalog);
+
+// One entry per metric of `row`, simulated with the serving parameters `params` in place of the
+// catalog's (the row's engine profile applies its own limits over them).
+std::vector<ValidationEntry> predict_serving_row(const ServingRow& row, const Catalog& catalog,
+                                                 const InferenceParams& params);
+
+// Whether gpuplan predicts the serving metric `name` ("ttft_ms_mean" yes, "goodput" no).
+bool predicts_serving_metric(const std::string& name);
+
+// The publication a row's `source` names: its text up to the first ';' (the shared rows name the
+// publication there and the table or file after it). The unit of leave-one-source-out for
+// serving rows, whose sources name a different file per row of one publication.
+std::string publication(const std::string& source);
 
 // The median and largest |error_pct| of the predicted entries.
 void summarize(ValidationReport& report);

@@ -52,9 +52,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 6:
       gpuplan::fuzz::consume(d::load_train_fit(path, gpuplan::TrainParams{}));
       break;
-    case 7:
-      gpuplan::fuzz::consume(d::load_inference_params(path));
+    case 7: {
+      // The input as the serving parameters' file, and as their fit's.
+      const std::string params = std::string(GPUPLAN_DATA_DIR) + "/params/";
+      gpuplan::fuzz::consume(d::load_inference_params(path, params + "serving-fit.toml"));
+      gpuplan::fuzz::consume(d::load_inference_params(params + "inference.toml", path));
       break;
+    }
     case 8: {
       gpuplan::Result<gpuplan::PlanJob> job = gpuplan::load_plan_job(path);
       gpuplan::fuzz::consume(job);

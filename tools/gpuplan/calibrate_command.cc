@@ -111,9 +111,42 @@ int run_gemm_sweep(const Catalog& catalog, const std::string& sweep, const std::
   return kExitOk;
 }
 
+// --validation on serving results: fits the serving model's free parameters and writes
+// serving-fit.toml.
+int run_serving_fit(const Catalog& catalog, const std::string& file, const std::string& out) {
+  Result<std::vector<ServingRow>> rows = read_serving_rows(file, catalog);
+  if (!rows)
+    return report_error(kName, rows.error());
+  const ServingFit fit = fit_serving(*rows, catalog);
+  if (fit.entries == 0) {
+    return report_error(kName, Error{file, "no row can be simulated", "nothing to fit to"});
+  }
+  const std::string what = fmt::format(
+      "gpuplan calibrate --validation {} on {}: {} (row, metric) entries, least absolute log "
+      "error",
+      file, today(), fit.entries);
+  if (!write_text(out, serving_fit_file(fit, what)))
+    return report_error(kName, Error{out, "cannot write the file", ""});
+  for (const FittedParameter& f : fit.fitted) {
+    emit("{:22} {}\n", f.name, fitted_value_text(f));
+  }
+  emit("fitted to {} entries in {} evaluations: median |error| {:.1f} %, max {:.1f} %\nwrote {}\n",
+       fit.entries, fit.evaluations, fit.median_abs_error_pct, fit.max_abs_error_pct, out);
+  if (!fit.caveat.empty()) {
+    emit("warning: {}\n", fit.caveat);
+  }
+  return kExitOk;
+}
+
 // --validation: fits the training model's free parameters to published runs and writes
-// training-fit.toml.
+// training-fit.toml; a file of serving results goes to run_serving_fit.
 int run_validation_fit(const Catalog& catalog, const std::string& file, const std::string& out) {
+  Result<ValidationKind> kind = validation_kind(file);
+  if (!kind)
+    return report_error(kName, kind.error());
+  if (*kind == ValidationKind::kInference) {
+    return run_serving_fit(catalog, file, out);
+  }
   Result<std::vector<TrainingRow>> rows = read_training_rows(file, catalog);
   if (!rows)
     return report_error(kName, rows.error());
@@ -158,7 +191,8 @@ int run_calibrate(const std::vector<std::string>& args) {
                  "with --gemm-sweep: keep this GPU's tile-shape ratios (for small sweeps)");
   std::string validation;
   app.add_option("--validation", validation,
-                 "a validation file of training runs to fit the training model's parameters to");
+                 "a validation file to fit the training model's parameters (training runs) or the "
+                 "serving model's (serving results) to");
   app.add_option("--data", data, "catalog directory");
   if (std::optional<int> done = parse_flags(app, args, kName)) {
     return *done;

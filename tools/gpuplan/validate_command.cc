@@ -147,12 +147,17 @@ double error_pct(std::optional<double> predicted, double published) {
 
 // --cross-validate: the fit to every row (in sample) beside the fit without the row's source (out
 // of sample), row by row.
-void print_cross_validation(const CrossValidation& cv, bool json) {
+void print_cross_validation(const CrossValidation& cv, ValidationKind kind, bool json) {
+  const bool training = kind == ValidationKind::kTraining;
   if (json) {
     JsonWriter w;
-    w.begin_object().field("kind", "training").key("rows").begin_array();
+    w.begin_object().field("kind", training ? "training" : "inference").key("rows").begin_array();
     for (const CrossValidatedRow& r : cv.rows) {
-      w.begin_object().field("id", r.id).field("source", r.source).field("published", r.published);
+      w.begin_object()
+          .field("id", r.id)
+          .field("metric", r.metric)
+          .field("source", r.source)
+          .field("published", r.published);
       if (r.in_sample) {
         w.field("in_sample", *r.in_sample)
             .field("in_sample_error_pct", error_pct(r.in_sample, r.published));
@@ -182,27 +187,32 @@ void print_cross_validation(const CrossValidation& cv, bool json) {
     emit("{}", w.str());
     return;
   }
-  Table t({"id", "published", "in sample", "error (%)", "left out", "error (%)", ""},
-          {false, true, true, true, true, true, false});
+  Table t({"id", "metric", "published", "in sample", "error (%)", "left out", "error (%)", ""},
+          {false, false, true, true, true, true, true, false});
   for (const CrossValidatedRow& r : cv.rows) {
-    if (!r.in_sample || !r.out_of_sample) {
-      t.add({r.id, fmt::format("{:.4g}", r.published), "-", "-", "-", "-",
-             "not predicted: " + r.reason});
-      continue;
+    std::vector<std::string> row = {r.id, r.metric, fmt::format("{:.4g}", r.published)};
+    for (const std::optional<double>& v : {r.in_sample, r.out_of_sample}) {
+      if (v) {
+        row.push_back(fmt::format("{:.4g}", *v));
+        row.push_back(fmt::format("{:+.1f}", error_pct(v, r.published)));
+      } else {
+        row.insert(row.end(), {"-", "-"});
+      }
     }
-    t.add({r.id, fmt::format("{:.4g}", r.published), fmt::format("{:.4g}", *r.in_sample),
-           fmt::format("{:+.1f}", error_pct(r.in_sample, r.published)),
-           fmt::format("{:.4g}", *r.out_of_sample),
-           fmt::format("{:+.1f}", error_pct(r.out_of_sample, r.published)), ""});
+    row.push_back(r.in_sample && r.out_of_sample ? "" : "not predicted: " + r.reason);
+    t.add(row);
   }
   emit(
-      "training rows, step time (s): fitted to every row (in sample), and fitted without the "
-      "row's source (left out: leave-one-source-out over {} sources)\n\n{}",
+      "{}: fitted to every row (in sample), and fitted without the row's source (left out: "
+      "leave-one-source-out over {} sources)\n\n{}",
+      training ? "training rows, step time (s)"
+               : "inference rows, one line per metric (tokens/s; TTFT, TPOT and ITL in ms)",
       cv.sources, t.str());
   emit(
-      "\nsummary: {} rows; in sample median |error| {:.1f} %, max {:.1f} %; leave-one-source-out "
+      "\nsummary: {} {}; in sample median |error| {:.1f} %, max {:.1f} %; leave-one-source-out "
       "median |error| {:.1f} %, max {:.1f} %\n",
-      cv.rows.size(), cv.median_in_pct, cv.max_in_pct, cv.median_out_pct, cv.max_out_pct);
+      cv.rows.size(), training ? "rows" : "entries", cv.median_in_pct, cv.max_in_pct,
+      cv.median_out_pct, cv.max_out_pct);
 }
 
 }  // namespace
@@ -219,7 +229,7 @@ int run_validate(const std::vector<std::string>& args) {
   bool cross = false;
   int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   app.add_flag("--cross-validate", cross,
-               "training files: refit the model without each source and predict that source");
+               "refit the model's parameters without each source and predict that source");
   app.add_option("--threads", threads, "with --cross-validate: worker threads (default: all)")
       ->check(rule(fields::kThreads));
   app.add_option("--data", data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
@@ -230,10 +240,20 @@ int run_validate(const std::vector<std::string>& args) {
   if (!c)
     return report_error(kName, c.error());
   if (cross) {
+    Result<ValidationKind> kind = validation_kind(file);
+    if (!kind)
+      return report_error(kName, kind.error());
+    if (*kind == ValidationKind::kInference) {
+      Result<std::vector<ServingRow>> rows = read_serving_rows(file, *c);
+      if (!rows)
+        return report_error(kName, rows.error());
+      print_cross_validation(cross_validate_serving(*rows, *c, std::max(1, threads)), *kind, json);
+      return kExitOk;
+    }
     Result<std::vector<TrainingRow>> rows = read_training_rows(file, *c);
     if (!rows)
       return report_error(kName, rows.error());
-    print_cross_validation(cross_validate_training(*rows, *c, std::max(1, threads)), json);
+    print_cross_validation(cross_validate_training(*rows, *c, std::max(1, threads)), *kind, json);
     return kExitOk;
   }
   Result<ValidationReport> r = run_validation(file, *c);
