@@ -114,6 +114,33 @@ double unit_scale(const std::string& unit) {
   return unit == "ms" ? 1e3 : unit == "us" ? 1e6 : 1.0;
 }
 
+// What an entry adds to a fit's loss: |log(predicted / published)|, or 2 (a factor e^2 off)
+// where the model does not predict it at the trial parameters.
+double log_miss(const ValidationEntry& e) {
+  return e.predicted ? std::fabs(std::log(*e.predicted / e.published)) : 2.0;
+}
+
+// Minimises `loss` over the knobs' box from their starts, with initial steps of 0.15 of each
+// range, and writes the values found into `fitted` (the knobs' order).
+template <class Params>
+detail::Minimum minimize_knobs(const std::vector<Knob<Params>>& k,
+                               const std::function<double(const std::vector<double>&)>& loss,
+                               int max_evaluations, double tolerance,
+                               std::vector<FittedParameter>& fitted) {
+  std::vector<double> start;
+  std::vector<detail::Bounds> bounds;
+  for (const Knob<Params>& knob : k) {
+    start.push_back(knob.start);
+    bounds.push_back({knob.lower, knob.upper});
+  }
+  const detail::Minimum best =
+      detail::minimize(loss, start, bounds, max_evaluations, tolerance, 0.15);
+  for (size_t i = 0; i < k.size(); ++i) {
+    fitted[i].value = best.x[i];
+  }
+  return best;
+}
+
 }  // namespace
 
 TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& catalog,
@@ -144,23 +171,13 @@ TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& ca
     const TrainParams p = with(catalog.train_params(), k, x);
     double sum = 0;
     for (const TrainingRow* r : used) {
-      const ValidationEntry e = predict_training_row(*r, catalog, p);
-      sum += e.predicted ? std::fabs(std::log(*e.predicted / e.published)) : 2.0;
+      sum += log_miss(predict_training_row(*r, catalog, p));
     }
     return sum / static_cast<double>(used.size());
   };
-  std::vector<double> start;
-  std::vector<detail::Bounds> bounds;
-  for (const Knob<TrainParams>& knob : k) {
-    start.push_back(knob.start);
-    bounds.push_back({knob.lower, knob.upper});
-  }
-  const detail::Minimum best = detail::minimize(loss, start, bounds, 3000, 1e-9, 0.15);
+  const detail::Minimum best = minimize_knobs(k, loss, 3000, 1e-9, fit.fitted);
   fit.params = with(catalog.train_params(), k, best.x);
   fit.evaluations = best.evaluations;
-  for (size_t i = 0; i < k.size(); ++i) {
-    fit.fitted[i].value = best.x[i];
-  }
   std::vector<double> errors;
   for (const TrainingRow* r : used) {
     const ValidationEntry e = predict_training_row(*r, catalog, fit.params);
@@ -350,26 +367,17 @@ ServingFit fit_serving(const std::vector<ServingRow>& rows, const Catalog& catal
     for (const ServingRow* r : used) {
       for (const ValidationEntry& e : predict_serving_row(*r, catalog, p)) {
         if (predicts_serving_metric(e.metric)) {
-          sum += e.predicted ? std::fabs(std::log(*e.predicted / e.published)) : 2.0;
+          sum += log_miss(e);
         }
       }
     }
     return sum / static_cast<double>(fit.entries);
   };
-  std::vector<double> start;
-  std::vector<detail::Bounds> bounds;
-  for (const Knob<InferenceParams>& knob : k) {
-    start.push_back(knob.start);
-    bounds.push_back({knob.lower, knob.upper});
-  }
   // Each evaluation simulates every row, so the simplex stops once its values agree within
   // 1e-4 (a hundredth of a per cent in the mean log error), or after 300 evaluations.
-  const detail::Minimum best = detail::minimize(loss, start, bounds, 300, 1e-4, 0.15);
+  const detail::Minimum best = minimize_knobs(k, loss, 300, 1e-4, fit.fitted);
   fit.params = with(catalog.inference_params(), k, best.x);
   fit.evaluations = best.evaluations;
-  for (size_t i = 0; i < k.size(); ++i) {
-    fit.fitted[i].value = best.x[i];
-  }
   std::vector<double> errors;
   for (const ServingRow* r : used) {
     for (const ValidationEntry& e : predict_serving_row(*r, catalog, fit.params)) {

@@ -111,6 +111,24 @@ int run_gemm_sweep(const Catalog& catalog, const std::string& sweep, const std::
   return kExitOk;
 }
 
+// Writes a fit's file `text` to `out` and says what was fitted: each parameter, then how many
+// `items` ("rows", "entries") informed it and how well it reproduces them.
+int write_fit(const std::string& out, const std::string& text,
+              const std::vector<FittedParameter>& fitted, int64_t count, const char* items,
+              int evaluations, double median_pct, double max_pct, const std::string& caveat) {
+  if (!write_text(out, text))
+    return report_error(kName, Error{out, "cannot write the file", ""});
+  for (const FittedParameter& f : fitted) {
+    emit("{:22} {}\n", f.name, fitted_value_text(f));
+  }
+  emit("fitted to {} {} in {} evaluations: median |error| {:.1f} %, max {:.1f} %\nwrote {}\n",
+       count, items, evaluations, median_pct, max_pct, out);
+  if (!caveat.empty()) {
+    emit("warning: {}\n", caveat);
+  }
+  return kExitOk;
+}
+
 // --validation on serving results: fits the serving model's free parameters and writes
 // serving-fit.toml.
 int run_serving_fit(const Catalog& catalog, const std::string& file, const std::string& out) {
@@ -125,17 +143,8 @@ int run_serving_fit(const Catalog& catalog, const std::string& file, const std::
       "gpuplan calibrate --validation {} on {}: {} (row, metric) entries, least absolute log "
       "error",
       file, today(), fit.entries);
-  if (!write_text(out, serving_fit_file(fit, what)))
-    return report_error(kName, Error{out, "cannot write the file", ""});
-  for (const FittedParameter& f : fit.fitted) {
-    emit("{:22} {}\n", f.name, fitted_value_text(f));
-  }
-  emit("fitted to {} entries in {} evaluations: median |error| {:.1f} %, max {:.1f} %\nwrote {}\n",
-       fit.entries, fit.evaluations, fit.median_abs_error_pct, fit.max_abs_error_pct, out);
-  if (!fit.caveat.empty()) {
-    emit("warning: {}\n", fit.caveat);
-  }
-  return kExitOk;
+  return write_fit(out, serving_fit_file(fit, what), fit.fitted, fit.entries, "entries",
+                   fit.evaluations, fit.median_abs_error_pct, fit.max_abs_error_pct, fit.caveat);
 }
 
 // --validation: fits the training model's free parameters to published runs and writes
@@ -157,17 +166,8 @@ int run_validation_fit(const Catalog& catalog, const std::string& file, const st
   const std::string what =
       fmt::format("gpuplan calibrate --validation {} on {}: {} rows, least absolute log error",
                   file, today(), fit.rows);
-  if (!write_text(out, training_fit_file(fit, what)))
-    return report_error(kName, Error{out, "cannot write the file", ""});
-  for (const FittedParameter& f : fit.fitted) {
-    emit("{:22} {}\n", f.name, fitted_value_text(f));
-  }
-  emit("fitted to {} rows in {} evaluations: median |error| {:.1f} %, max {:.1f} %\nwrote {}\n",
-       fit.rows, fit.evaluations, fit.median_abs_error_pct, fit.max_abs_error_pct, out);
-  if (!fit.caveat.empty()) {
-    emit("warning: {}\n", fit.caveat);
-  }
-  return kExitOk;
+  return write_fit(out, training_fit_file(fit, what), fit.fitted, fit.rows, "rows", fit.evaluations,
+                   fit.median_abs_error_pct, fit.max_abs_error_pct, fit.caveat);
 }
 
 }  // namespace
@@ -175,8 +175,8 @@ int run_validation_fit(const Catalog& catalog, const std::string& file, const st
 int run_calibrate(const std::vector<std::string>& args) {
   CLI::App app(
       "Fit measurements into a calibration profile (measure ... --json files), a published GEMM "
-      "sweep into a tile model (--gemm-sweep), or published runs into the training model's "
-      "parameters (--validation).",
+      "sweep into a tile model (--gemm-sweep), or published runs into the training or serving "
+      "model's parameters (--validation).",
       args.front());
   std::vector<std::string> files;
   std::string out, fabric, gpu, data, precision = "bf16", sweep, hold;
