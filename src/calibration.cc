@@ -120,6 +120,46 @@ double log_miss(const ValidationEntry& e) {
   return e.predicted ? std::fabs(std::log(*e.predicted / e.published)) : 2.0;
 }
 
+// The fit to every row (first), then one fit without each of `sources`' rows (fit s + 1 leaves
+// out sources[s]); the fits are independent, so they run on threads, each writing its own slot.
+template <class Fit>
+std::vector<Fit> fits_leaving_out(const std::vector<std::string>& sources, int threads,
+                                  const std::function<Fit(const std::set<std::string>&)>& fit) {
+  std::vector<Fit> fits(sources.size() + 1);
+  std::vector<std::function<void()>> work;
+  work.push_back([&] { fits[0] = fit({}); });
+  for (size_t s = 0; s < sources.size(); ++s) {
+    work.push_back([&, s] { fits[s + 1] = fit({sources[s]}); });
+  }
+  run_on_threads(work, threads);
+  return fits;
+}
+
+// Adds `c` to `cv` with its in-sample (`a`) and left-out (`b`) predictions, and their |errors|
+// to `in` and `out`; when either is missing, the reason is the first missing one's.
+void add_cross_validated(CrossValidation& cv, CrossValidatedRow c, const ValidationEntry& a,
+                         const ValidationEntry& b, std::vector<double>& in,
+                         std::vector<double>& out) {
+  c.in_sample = a.predicted;
+  c.out_of_sample = b.predicted;
+  c.reason = a.predicted ? b.reason : a.reason;
+  if (a.predicted) {
+    in.push_back(std::fabs(a.error_pct));
+  }
+  if (b.predicted) {
+    out.push_back(std::fabs(b.error_pct));
+  }
+  cv.rows.push_back(std::move(c));
+}
+
+void summarize_cross_validation(CrossValidation& cv, const std::vector<double>& in,
+                                const std::vector<double>& out) {
+  cv.median_in_pct = median(in);
+  cv.max_in_pct = largest(in);
+  cv.median_out_pct = median(out);
+  cv.max_out_pct = largest(out);
+}
+
 // Minimises `loss` over the knobs' box from their starts, with initial steps of 0.15 of each
 // range, and writes the values found into `fitted` (the knobs' order).
 template <class Params>
@@ -207,15 +247,9 @@ CrossValidation cross_validate_training(const std::vector<TrainingRow>& rows,
       sources.push_back(r.source);
     }
   }
-  // Fit to all rows, then once per left-out source; the fits are independent, so they run on
-  // threads, each writing its own slot.
-  std::vector<TrainingFit> fits(sources.size() + 1);
-  std::vector<std::function<void()>> work;
-  work.push_back([&] { fits[0] = fit_training(rows, catalog); });
-  for (size_t s = 0; s < sources.size(); ++s) {
-    work.push_back([&, s] { fits[s + 1] = fit_training(rows, catalog, {sources[s]}); });
-  }
-  run_on_threads(work, threads);
+  const std::vector<TrainingFit> fits = fits_leaving_out<TrainingFit>(
+      sources, threads,
+      [&](const std::set<std::string>& exclude) { return fit_training(rows, catalog, exclude); });
   CrossValidation cv;
   cv.sources = static_cast<int64_t>(sources.size());
   std::vector<double> in, out;
@@ -225,30 +259,17 @@ CrossValidation cross_validate_training(const std::vector<TrainingRow>& rows,
     c.metric = "step_time_s";
     c.source = r.source;
     c.published = r.published;
-    c.reason = r.reason;
-    if (r.reason.empty()) {
-      const ValidationEntry a = predict_training_row(r, catalog, fits[0].params);
-      const size_t s = static_cast<size_t>(std::find(sources.begin(), sources.end(), r.source) -
-                                           sources.begin());
-      const ValidationEntry b = predict_training_row(r, catalog, fits[s + 1].params);
-      c.in_sample = a.predicted;
-      c.out_of_sample = b.predicted;
-      if (a.predicted) {
-        in.push_back(std::fabs(a.error_pct));
-      }
-      if (b.predicted) {
-        out.push_back(std::fabs(b.error_pct));
-      }
-      if (!a.predicted) {
-        c.reason = a.reason;
-      }
+    if (!r.reason.empty()) {
+      c.reason = r.reason;
+      cv.rows.push_back(std::move(c));
+      continue;
     }
-    cv.rows.push_back(std::move(c));
+    const size_t s =
+        static_cast<size_t>(std::find(sources.begin(), sources.end(), r.source) - sources.begin());
+    add_cross_validated(cv, std::move(c), predict_training_row(r, catalog, fits[0].params),
+                        predict_training_row(r, catalog, fits[s + 1].params), in, out);
   }
-  cv.median_in_pct = median(in);
-  cv.max_in_pct = largest(in);
-  cv.median_out_pct = median(out);
-  cv.max_out_pct = largest(out);
+  summarize_cross_validation(cv, in, out);
   return cv;
 }
 
@@ -406,13 +427,9 @@ CrossValidation cross_validate_serving(const std::vector<ServingRow>& rows, cons
       sources.push_back(p);
     }
   }
-  std::vector<ServingFit> fits(sources.size() + 1);
-  std::vector<std::function<void()>> work;
-  work.push_back([&] { fits[0] = fit_serving(rows, catalog); });
-  for (size_t s = 0; s < sources.size(); ++s) {
-    work.push_back([&, s] { fits[s + 1] = fit_serving(rows, catalog, {sources[s]}); });
-  }
-  run_on_threads(work, threads);
+  const std::vector<ServingFit> fits = fits_leaving_out<ServingFit>(
+      sources, threads,
+      [&](const std::set<std::string>& exclude) { return fit_serving(rows, catalog, exclude); });
   CrossValidation cv;
   cv.sources = static_cast<int64_t>(sources.size());
   std::vector<double> in, out;
@@ -428,22 +445,10 @@ CrossValidation cross_validate_serving(const std::vector<ServingRow>& rows, cons
       c.metric = a[i].metric;
       c.source = r.source;
       c.published = a[i].published;
-      c.in_sample = a[i].predicted;
-      c.out_of_sample = b[i].predicted;
-      c.reason = a[i].predicted ? b[i].reason : a[i].reason;
-      if (a[i].predicted) {
-        in.push_back(std::fabs(a[i].error_pct));
-      }
-      if (b[i].predicted) {
-        out.push_back(std::fabs(b[i].error_pct));
-      }
-      cv.rows.push_back(std::move(c));
+      add_cross_validated(cv, std::move(c), a[i], b[i], in, out);
     }
   }
-  cv.median_in_pct = median(in);
-  cv.max_in_pct = largest(in);
-  cv.median_out_pct = median(out);
-  cv.max_out_pct = largest(out);
+  summarize_cross_validation(cv, in, out);
   return cv;
 }
 
