@@ -10,6 +10,7 @@
 
 #include "gpuplan/suggest.h"
 #include "loaders.h"
+#include "name_table.h"
 
 namespace gpuplan {
 
@@ -75,23 +76,11 @@ EngineSettings engine_defaults(const EngineProfile& e, InferenceParams inference
 }
 
 std::string_view kv_policy_name(KvPolicy p) {
-  for (const auto& [value, name] : kKvPolicies) {
-    if (value == p) {
-      return name;
-    }
-  }
-  return "?";
+  return detail::name_of(kKvPolicies, p);
 }
 
 Result<KvPolicy> parse_kv_policy(std::string_view name) {
-  std::vector<std::string> names;
-  for (const auto& [value, text] : kKvPolicies) {
-    if (text == name) {
-      return value;
-    }
-    names.emplace_back(text);
-  }
-  return fail("", fmt::format("unknown KV policy '{}'", name), suggestion_hint(name, names));
+  return detail::parse_from(kKvPolicies, name, "KV policy");
 }
 
 namespace detail {

@@ -5,6 +5,7 @@
 #include "gpuplan/framework.h"
 #include "gpuplan/suggest.h"
 #include "loaders.h"
+#include "name_table.h"
 
 namespace gpuplan {
 namespace {
@@ -18,23 +19,11 @@ constexpr std::array<std::pair<PipelineEngine, std::string_view>, 3> kEngines = 
 }  // namespace
 
 std::string_view pipeline_engine_name(PipelineEngine e) {
-  for (const auto& [engine, name] : kEngines) {
-    if (engine == e) {
-      return name;
-    }
-  }
-  return "megatron";
+  return detail::name_of(kEngines, e);
 }
 
 Result<PipelineEngine> parse_pipeline_engine(std::string_view name) {
-  std::vector<std::string> names;
-  for (const auto& [engine, n] : kEngines) {
-    if (n == name) {
-      return engine;
-    }
-    names.emplace_back(n);
-  }
-  return fail("", fmt::format("unknown pipeline engine '{}'", name), suggestion_hint(name, names));
+  return detail::parse_from(kEngines, name, "pipeline engine");
 }
 
 }  // namespace gpuplan

@@ -6,33 +6,13 @@
 
 #include "gpuplan/hardware.h"
 #include "gpuplan/memory.h"
-#include "gpuplan/suggest.h"
+#include "name_table.h"
 
 namespace gpuplan {
 namespace {
 
-template <class E, size_t N>
-std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
-  for (const auto& [e, name] : table) {
-    if (e == value) {
-      return name;
-    }
-  }
-  return "?";
-}
-
-template <class E, size_t N>
-Result<E> parse_from(const std::array<std::pair<E, std::string_view>, N>& table,
-                     std::string_view text, std::string_view what) {
-  std::vector<std::string> names;
-  for (const auto& [e, name] : table) {
-    if (name == text) {
-      return e;
-    }
-    names.emplace_back(name);
-  }
-  return fail("", fmt::format("unknown {} '{}'", what, text), suggestion_hint(text, names));
-}
+using detail::name_of;
+using detail::parse_from;
 
 constexpr std::array kPrecisions = {
     std::pair{Precision::kFp32, std::string_view("fp32")},

@@ -12,6 +12,7 @@
 
 #include "gpuplan/fields.h"
 #include "gpuplan/suggest.h"
+#include "name_table.h"
 
 namespace gpuplan {
 namespace {
@@ -24,23 +25,11 @@ constexpr std::array kBalancers = {
 }  // namespace
 
 std::string_view balancer_name(Balancer b) {
-  for (const auto& [value, name] : kBalancers) {
-    if (value == b) {
-      return name;
-    }
-  }
-  return "?";
+  return detail::name_of(kBalancers, b);
 }
 
 Result<Balancer> parse_balancer(std::string_view name) {
-  std::vector<std::string> names;
-  for (const auto& [value, text] : kBalancers) {
-    if (text == name) {
-      return value;
-    }
-    names.emplace_back(text);
-  }
-  return fail("", fmt::format("unknown balancer '{}'", name), suggestion_hint(name, names));
+  return detail::parse_from(kBalancers, name, "balancer");
 }
 
 namespace {
