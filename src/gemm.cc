@@ -46,32 +46,65 @@ double output_bytes(Precision p) {
   return p == Precision::kFp32 || p == Precision::kTf32 ? 4.0 : 2.0;
 }
 
+// The least k one share of a split-K GEMM keeps: four k-steps of 64, the depth a 16-bit
+// Ampere or Hopper tensor-core kernel loads per pipeline stage, so that its pipeline fills.
+constexpr int64_t kLeastSplitK = 256;
+
 // gemm_time with the tile model given explicitly (the fit varies it).
-double time_with(const Gpu& gpu, const GemmRate& rate, const TileModel& t, const GemmShape& s) {
+double time_with(const Gpu& gpu, const GemmRate& rate, const TileModel& t, const GemmShape& s,
+                 double compute_share = 1.0) {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) {
     return 0.0;
   }
-  const double flops = s.flops();
+  const double b = static_cast<double>(s.batch);
+  const double m = static_cast<double>(s.m);
+  const double n = static_cast<double>(s.n);
+  const double k = static_cast<double>(s.k);
+  const double in = input_bytes(rate.precision);
+  const double bandwidth = gpu.memory_bandwidth.si() * gpu.efficiency->hbm;
+  // Operands read and the output written once, at the achieved HBM rate.
+  const double memory = b *
+                        (in * m * k + (s.b_bytes > 0 ? s.b_bytes : in) * k * n +
+                         output_bytes(rate.precision) * m * n) /
+                        bandwidth;
+  // A split-K GEMM's partial sums, fp32, each share's written and read back once to be added:
+  // time per share, at the achieved HBM rate, beside the operands' traffic.
+  const double partials = 2.0 * 4.0 * b * m * n / bandwidth;
   const double per_sm = rate.peak.si() / static_cast<double>(gpu.sms);
-  double compute = 1e300;
+  const double overhead = t.tile_overhead.si() / compute_share;
+  double best = 1e300;
   for (const Tile& tile : kTiles) {
     const double rel = tile.kind == TileKind::kLarge    ? 1.0
                        : tile.kind == TileKind::kSquare ? t.square_tile
                                                         : t.narrow_tile;
     const int64_t tiles = s.batch * ceil_div(s.m, tile.m) * ceil_div(s.n, tile.n);
-    const double waves = static_cast<double>(ceil_div(tiles, gpu.sms));
-    const double loop = 2.0 * static_cast<double>(tile.m * tile.n) * static_cast<double>(s.k) /
-                        (per_sm * t.loop_efficiency * rel);
-    compute = std::min(compute, waves * (loop + t.tile_overhead.si()));
+    // One tile's whole k-loop.
+    const double loop = 2.0 * static_cast<double>(tile.m * tile.n) * k /
+                        (per_sm * t.loop_efficiency * rel * compute_share);
+    if (tiles >= gpu.sms) {
+      const double waves = static_cast<double>(ceil_div(tiles, gpu.sms));
+      best = std::min(best, std::max(waves * (loop + overhead), memory));
+      continue;
+    }
+    // Fewer tiles than SMs: the library may cut k into `split` shares run by separate blocks
+    // (split-K), up to one wave of them: each share's loop is 1/split as long, and the partial
+    // sums add split x `partials` of traffic. The best split evens the two sides:
+    // loop / split + overhead = memory + split x partials.
+    const int64_t most = std::max<int64_t>(1, std::min(gpu.sms / tiles, s.k / kLeastSplitK));
+    auto time_at = [&](int64_t split) {
+      const double x = static_cast<double>(split);
+      return std::max(loop / x + overhead, memory + (split > 1 ? x * partials : 0.0));
+    };
+    const double d = memory - overhead;
+    const double even = (std::sqrt(d * d + 4.0 * partials * loop) - d) / (2.0 * partials);
+    for (double c : {1.0, static_cast<double>(most), std::floor(even), std::ceil(even)}) {
+      const int64_t split = std::clamp<int64_t>(
+          static_cast<int64_t>(std::min(c, static_cast<double>(most))), 1, most);
+      best = std::min(best, time_at(split));
+    }
   }
-  const double b = static_cast<double>(s.batch);
-  const double bytes =
-      b * (input_bytes(rate.precision) * (static_cast<double>(s.m) * static_cast<double>(s.k) +
-                                          static_cast<double>(s.k) * static_cast<double>(s.n)) +
-           output_bytes(rate.precision) * static_cast<double>(s.m) * static_cast<double>(s.n));
-  const double memory = bytes / (gpu.memory_bandwidth.si() * gpu.efficiency->hbm);
-  const double sustained = flops / (rate.peak.si() * rate.sustained);
-  return t.launch.si() + std::max({compute, memory, sustained});
+  const double sustained = s.flops() / (rate.peak.si() * rate.sustained);
+  return t.launch.si() + std::max(best, sustained / compute_share);
 }
 
 }  // namespace
@@ -106,11 +139,13 @@ std::optional<GemmRate> gemm_rate(const Gpu& gpu, Precision p) {
   }
 }
 
-Seconds gemm_time(const Gpu& gpu, Precision precision, const GemmShape& shape) {
+Seconds gemm_time(const Gpu& gpu, Precision precision, const GemmShape& shape,
+                  double compute_share) {
   GPUPLAN_CHECK(gpu.tiles.has_value() && gpu.sms > 0, "GPU without a GEMM tile model");
+  GPUPLAN_CHECK(compute_share > 0 && compute_share <= 1, "a compute share outside (0, 1]");
   const std::optional<GemmRate> rate = gemm_rate(gpu, precision);
   GPUPLAN_CHECK(rate.has_value(), "GEMM in a precision the GPU has no rate for");
-  return Seconds(time_with(gpu, *rate, *gpu.tiles, shape));
+  return Seconds(time_with(gpu, *rate, *gpu.tiles, shape, compute_share));
 }
 
 TileFit fit_gemm_tiles(const Gpu& gpu, Precision precision, const std::vector<GemmSample>& samples,

@@ -7,6 +7,7 @@
 
 #include "gpuplan/fit.h"
 #include "gpuplan/gemm.h"
+#include "layer_gemms.h"
 
 namespace gpuplan {
 namespace {
@@ -129,7 +130,10 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   // A loaded GPU runs its kernels at the in-situ share of their microbenchmark rate, serving as
   // in training (docs/FORMULAS.md#compute): the power limit and the memory system are shared.
   const double in_situ = tp.in_situ_for(gpu.architecture);
-  gemm_rate_ = *rate * in_situ;
+  in_situ_ = in_situ;
+  model_ = m;
+  weight_gemms_ = in.precision;
+  weight_bytes_ = quantized_weight_bytes(in.precision);
   sixteen_rate_ = *sixteen * in_situ;
   // Serving engines run Hopper-native attention kernels where the part has them.
   attention_rate_ = gemm_rate(gpu, Precision::kBf16)->peak.si() *
@@ -138,7 +142,6 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
 
   const double t = static_cast<double>(in.tp);
   const double h = static_cast<double>(m.hidden);
-  const double q_bytes = quantized_weight_bytes(in.precision);
   const double q_width = static_cast<double>(m.heads * m.head_dim);
   const double kv_width = static_cast<double>(m.kv_heads * m.head_dim);
   const double mlp_matrices = m.gated_mlp ? 3.0 : 2.0;
@@ -149,22 +152,12 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
           : q_width;
   const double value_width =
       m.is_latent_attention() ? static_cast<double>(m.heads * m.mla.v_head_dim) : q_width;
-  experts_ = m.moe.experts;
-  experts_per_token_ = m.moe.experts_per_token;
   for (int64_t i = 0; i < m.layers; ++i) {
-    const LayerParameters lp = layer_parameters(m, i);
     const bool moe_layer = m.is_moe() && i >= m.moe.dense_layers;
-    flops_per_token_ += 2.0 * static_cast<double>(lp.active_matmul) / t;
     double width = static_cast<double>(m.intermediate);
     if (moe_layer) {
-      ++moe_layers_;
-      expert_bytes_ =
-          mlp_matrices * h * static_cast<double>(m.moe.expert_intermediate) * q_bytes / t;
-      dense_bytes_ += static_cast<double>(lp.matmul - lp.routed_experts) * q_bytes / t;
       width = static_cast<double>(m.moe.experts_per_token * m.moe.expert_intermediate +
                                   shared_expert_width(m));
-    } else {
-      dense_bytes_ += static_cast<double>(lp.matmul) * q_bytes / t;
     }
     attention_flops_ += 2.0 * (score_width + value_width) / t;
     // Tensors a token writes in a layer on one GPU, each read back once (elementwise_traffic;
@@ -176,9 +169,6 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
         4.0 * h + (2.0 * q_width + 2.0 * kv_width) / t + mlp_matrices * width / t;
     activation_bytes_ += elements * kActivationBytes * ip.elementwise_traffic;
   }
-  // The output head stays 16-bit in the quantised checkpoints engines serve.
-  head_flops_ = 2.0 * h * static_cast<double>(m.vocab) / t;
-  head_bytes_ = h * static_cast<double>(m.vocab) * 2.0 / t;
 
   Cluster c;
   c.gpu = &gpu;
@@ -197,20 +187,25 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
     return out;
   }
   const double n = static_cast<double>(tokens);
-  // Routed experts touched by n tokens, each picking k of E: E (1 - (1 - k/E)^n) in expectation.
-  double read = dense_bytes_;
-  if (moe_layers_ > 0) {
-    const double e = static_cast<double>(experts_);
-    const double touched =
-        e * (1.0 - std::pow(1.0 - static_cast<double>(experts_per_token_) / e, n));
-    read += static_cast<double>(moe_layers_) * touched * expert_bytes_;
+  // The weight GEMMs of every layer for these tokens (layer_gemms.h), the experts only the tokens
+  // pick, each timed as training times it (gemm.h: tiles, waves, weights streamed, launch).
+  const int64_t t = instance_.tp;
+  Seconds matmul;
+  for (const LayerSpan& span : layer_spans(model_)) {
+    Seconds layer;
+    for (GemmShape g : detail::layer_gemms(model_, span.first, tokens, {t, 1, t})) {
+      g.b_bytes = weight_bytes_;
+      layer += gemm_time(*instance_.gpu, weight_gemms_, g, in_situ_);
+    }
+    matmul += layer * static_cast<double>(span.count);
   }
-  double matmul = std::max(n * flops_per_token_ / gemm_rate_, read / hbm_rate_);
   if (b.logits > 0) {
-    matmul += std::max(static_cast<double>(b.logits) * head_flops_ / sixteen_rate_,
-                       head_bytes_ / hbm_rate_);
+    // The output head stays 16-bit in the quantised checkpoints engines serve.
+    const int64_t vocab = (model_.vocab + t - 1) / t;
+    matmul +=
+        gemm_time(*instance_.gpu, Precision::kBf16, {b.logits, vocab, model_.hidden}, in_situ_);
   }
-  out.matmul = Seconds(matmul);
+  out.matmul = matmul;
   const double decode_attention = b.decode_context * decode_context_seconds();
   out.attention = Seconds(b.prefill_keys * attention_flops_ / attention_rate_ + decode_attention);
   out.elementwise = Seconds(n * activation_bytes_ / hbm_rate_);

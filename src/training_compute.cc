@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "gpuplan/gemm.h"
+#include "layer_gemms.h"
 #include "training_model.h"
 
 namespace gpuplan::detail {
@@ -16,10 +17,10 @@ constexpr double kFusedBackwardWork = 2.5;
 
 // The GEMMs of one linear layer, rows x in -> rows x out: forward, input gradient and (for
 // trained weights) weight gradient.
-// Inside a training step a GEMM runs at `in_situ` (TrainParams::in_situ_for the GPU's
+// Inside a training step a GEMM computes at `in_situ` (TrainParams::in_situ_for the GPU's
 // architecture) of its microbenchmark rate (gemm.h).
 Seconds step_gemm(const Gpu& gpu, Precision precision, const GemmShape& shape, double in_situ) {
-  return gemm_time(gpu, precision, shape) / in_situ;
+  return gemm_time(gpu, precision, shape, in_situ);
 }
 
 struct Linear {
@@ -138,46 +139,12 @@ LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJ
   LayerWork w;
   const double in_situ = p.in_situ_for(gpu.architecture);
   Linear linear{gpu, fp8 ? Precision::kFp8 : mj.precision, in_situ, w};
-  const LayerParameters lp = layer_parameters(m, layer);
   const bool moe_layer = m.is_moe() && layer >= m.moe.dense_layers;
   const int64_t h = m.hidden;
   const int64_t q = m.heads * m.head_dim / t;
   const int64_t kv = std::max<int64_t>(1, m.kv_heads / t) * m.head_dim;  // replicated if t > k
-  const int64_t gate = m.gated_mlp ? 2 : 1;
-  const int64_t matrices = m.gated_mlp ? 3 : 2;
-  int64_t mlp_weights = 0;  // matmul weights of the MLP one token passes through
-  if (moe_layer) {
-    const MixtureOfExperts& e = m.moe;
-    const int64_t ep = mj.layout.ep;
-    const int64_t etp = mj.layout.expert_tp();
-    // Routed tokens spread evenly: this GPU holds E / ep experts, each split over etp ranks, and
-    // does 1/t of the layer's expert work, so each local expert gets rows x k x ep x etp / (E t)
-    // rows (from the whole expert group); one grouped GEMM over the local experts.
-    const int64_t local = e.experts / ep;
-    const int64_t per_expert =
-        std::max<int64_t>(1, rows * e.experts_per_token * ep * etp / (e.experts * t));
-    linear.add(per_expert, e.expert_intermediate * gate / etp, h, trained, local);
-    linear.add(per_expert, h, e.expert_intermediate / etp, trained, local);
-    const int64_t shared = shared_expert_width(m);
-    if (shared > 0) {
-      linear.add(rows, shared * gate / t, h, trained);
-      linear.add(rows, h, shared / t, trained);
-    }
-    linear.add(rows, e.experts, h, trained);  // the router, on every rank
-    mlp_weights =
-        matrices * h * (e.experts_per_token * e.expert_intermediate + shared) + h * e.experts;
-  } else {
-    linear.add(rows, m.intermediate * gate / t, h, trained);
-    linear.add(rows, h, m.intermediate / t, trained);
-    mlp_weights = matrices * h * m.intermediate;
-  }
-  if (m.is_latent_attention()) {
-    // MLA's down- and up-projections, as one GEMM of the layer's attention weights.
-    const int64_t weights = lp.active_matmul - mlp_weights;
-    linear.add(rows, std::max<int64_t>(1, weights / (h * t)), h, trained);
-  } else {
-    linear.add(rows, q + 2 * kv, h, trained);
-    linear.add(rows, h, q, trained);
+  for (const GemmShape& g : layer_gemms(m, layer, rows, {t, mj.layout.ep, mj.layout.expert_tp()})) {
+    linear.add(g.m, g.n, g.k, trained, g.batch);
   }
   attention(m, gpu, job, in_situ, w);
   // Memory-bound work, kernel by kernel; its backward reads saved inputs and gradients and
@@ -196,7 +163,8 @@ LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJ
   }
   if (mj.task == Task::kQlora) {
     // QLoRA dequantises its 4-bit weights before every GEMM: read ~0.5 bytes, write 2.
-    traffic += 2.5 * static_cast<double>(lp.matmul) / static_cast<double>(t);
+    traffic +=
+        2.5 * static_cast<double>(layer_parameters(m, layer).matmul) / static_cast<double>(t);
   }
   const Seconds launches = p.kernel_overhead * elementwise_kernels(m);
   w.elementwise_forward = hbm_time(gpu, traffic) + launches;

@@ -58,10 +58,40 @@ TEST(GemmTime, AThinInnerDimensionIsBoundByMemory) {
   // 8192 x 8192 over k = 16: 64 x 32 = 2048 large tiles, 21 waves of (2 x 128 x 256 x 16 FLOP
   // at 0.8 TFLOP/s = 1.31 us, + 1 us) = 48.5 us; but the output alone is 8192^2 x 2 B, and with
   // the inputs 2 B x (8192 x 16 + 16 x 8192 + 8192^2) = 134.7 MB at 1 TB/s = 134.7 us.
-  // (GEMVs, m below a tile, are the serving model's roofline, not this one's.)
   const Gpu g = round_gpu();
   const double bytes = 2.0 * (8192.0 * 16 + 16.0 * 8192 + 8192.0 * 8192.0);
   EXPECT_NEAR(gemm_time(g, Precision::kBf16, {8192, 8192, 16}).si(), 2e-6 + bytes / 1e12, 1e-12);
+}
+
+TEST(GemmTime, FewTilesSplitTheInnerDimension) {
+  // A decode-sized GEMM: 128 x 2560 over k = 8192 is 1 x 10 = 10 large tiles, a tenth of the
+  // SMs; unsplit, one tile's k-loop takes 2 x 128 x 256 x 8192 at 0.8 TFLOP/s = 671.1 us.
+  // Split-K cuts k into at most 100 / 10 = 10 shares (k / 256 = 32 allows more), each loop
+  // 67.1 us + 1 us. Memory: 2 B x (128 x 8192 + 8192 x 2560 + 128 x 2560) = 44.69 MB, and each
+  // share's fp32 partial sums are written and read back, 2 x 4 B x 128 x 2560 = 2.62 MB:
+  // 44.69 + 10 x 2.62 = 70.9 MB at 1 TB/s = 70.9 us, longer than the loop: the split evens
+  // them at 9.7 shares, and 10 beats 9 (75.6 us of loop). The smaller tiles run slower loops;
+  // the sustained cap (1.0 here) is 53.7 us. So 2 us + 70.9 us.
+  Gpu g = round_gpu();
+  g.efficiency->gemm = 1.0;
+  const double bytes = 2.0 * (128.0 * 8192 + 8192.0 * 2560 + 128.0 * 2560);
+  const double partials = 2.0 * 4.0 * 128 * 2560;
+  EXPECT_NEAR(gemm_time(g, Precision::kBf16, {128, 2560, 8192}).si(),
+              2e-6 + (bytes + 10 * partials) / 1e12, 1e-12);
+}
+
+TEST(GemmTime, AnInSituShareSlowsComputeNotMemory) {
+  // A loaded GPU computes at a share of its microbenchmark rate (training-fit.toml's in_situ);
+  // the GEMM's memory traffic keeps its rate. At half: the compute-bound GEMM of
+  // OneWaveOfLargeTiles (sustained cap 134.2 us) takes 268.4 us; the memory-bound one of
+  // AThinInnerDimensionIsBoundByMemory (134.7 us of traffic against 48.5 us of tiles, 97 us at
+  // half) keeps its time. The launch is the host's, not the GPU's: unchanged.
+  const Gpu g = round_gpu();
+  const double sustained = 2.0 * 1280 * 2560 * 1024 / 50e12;
+  EXPECT_NEAR(gemm_time(g, Precision::kBf16, {1280, 2560, 1024}, 0.5).si(), 2e-6 + 2 * sustained,
+              1e-12);
+  EXPECT_DOUBLE_EQ(gemm_time(g, Precision::kBf16, {8192, 8192, 16}, 0.5).si(),
+                   gemm_time(g, Precision::kBf16, {8192, 8192, 16}).si());
 }
 
 TEST(GemmTime, ABatchedGemmTilesAllItsMatrices) {
@@ -108,11 +138,11 @@ TEST(FitGemmTiles, RecoversTimesMadeByTheModelItself) {
 
 TEST(FitGemmTiles, TheShippedFitsReproduceTheirSweeps) {
   // data/gemm/*.toml were fitted by gpuplan calibrate --gemm-sweep to the CSV beside them; the
-  // median error is what the fit reported (4.7 % for H100's 375 GEMMs, 2.4 % for A100's 8).
-  // The bound sits just above each (with 8 samples the upper median, 3.8 %).
+  // median error is what the fit reported (4.4 % for H100's 375 GEMMs; for A100's 8, 2.8 %
+  // between the middle two, 4.7 % the upper one this test takes). The bound sits just above.
   const std::string dir = std::string(GPUPLAN_DATA_DIR) + "/gemm/";
   for (const auto& [gpu, sweep, bound] : {std::tuple{"h100-sxm", "h100-sxm-bf16.csv", 0.05},
-                                          {"a100-sxm-80gb", "a100-sxm-80gb-fp16.csv", 0.04}}) {
+                                          {"a100-sxm-80gb", "a100-sxm-80gb-fp16.csv", 0.05}}) {
     Result<std::vector<GemmSample>> s = read_gemm_sweep(dir + sweep);
     ASSERT_TRUE(s.has_value()) << s.error().message();
     std::vector<double> errors;

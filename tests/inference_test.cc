@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "gpuplan/catalog.h"
+#include "gpuplan/gemm.h"
 #include "shipped_catalog.h"
 
 namespace gpuplan {
@@ -32,6 +33,13 @@ class InferenceTest : public ::testing::Test {
     const Gpu& g = **catalog_->gpu(gpu);
     return g.memory_bandwidth.si() * g.efficiency->hbm * catalog_->inference_params().stream_share;
   }
+  // The bandwidth a memory-bound GEMM streams its operands at (gemm.h): peak x the GPU's
+  // streaming efficiency; and the fixed time of one GEMM (its tile model's launch).
+  static double gemm_bandwidth(const char* gpu) {
+    const Gpu& g = **catalog_->gpu(gpu);
+    return g.memory_bandwidth.si() * g.efficiency->hbm;
+  }
+  static double launch(const char* gpu) { return (*catalog_->gpu(gpu))->tiles->launch.si(); }
   // The network of `gpus` GPUs of one NVLink 4 node, as the serving model builds it.
   static Network node_network(const char* gpu, int64_t gpus) {
     Cluster c;
@@ -54,9 +62,11 @@ class InferenceTest : public ::testing::Test {
 const Catalog* InferenceTest::catalog_ = nullptr;
 
 TEST_F(InferenceTest, DecodingOneTokenStreamsTheWeightsOnce) {
-  // Llama 3.1 8B in bf16 on one H100: a decode step at empty context reads every layer's matrix
-  // weights (2 bytes each) and the 16-bit output head (4096 x 128256 x 2 bytes) once; its
-  // FLOPs (2 per weight) take far less time at the GEMM rate.
+  // Llama 3.1 8B in bf16 on one H100: a decode step at empty context runs 4 GEMMs per layer
+  // (QKV, attention output, gated up projection, down projection) and the 16-bit output head
+  // (4096 x 128256), each with one row: every one is bound by reading its weights (2 bytes
+  // each) once at the GEMM streaming rate, plus its launch (gemm.h), the row's input and output
+  // (a few kB) aside. Their FLOPs (2 per weight) take far less time.
   const Model m = *catalog_->model("llama-3.1-8b");
   const InferenceModel im = make("llama-3.1-8b", "h100-sxm", 1);
   ASSERT_TRUE(im.feasible()) << im.reason().en;
@@ -64,7 +74,18 @@ TEST_F(InferenceTest, DecodingOneTokenStreamsTheWeightsOnce) {
   b.decodes = 1;
   b.logits = 1;
   const double weights = layer_matmul(m) * 2.0 + 4096.0 * 128256.0 * 2.0;
-  EXPECT_NEAR(im.iteration(b).matmul.si(), weights / decode_bandwidth("h100-sxm"), 1e-12);
+  const double expected = weights / gemm_bandwidth("h100-sxm") + (32 * 4 + 1) * launch("h100-sxm");
+  EXPECT_NEAR(im.iteration(b).matmul.si(), expected, 1e-3 * expected);
+  // The same GEMMs as training times them: gemm_time of each shape (gemm.h).
+  const Gpu& g = **catalog_->gpu("h100-sxm");
+  const double in_situ = catalog_->train_params().in_situ_for("hopper");
+  double layer = 0;
+  for (const GemmShape& s : {GemmShape{1, 4096 + 2 * 1024, 4096}, GemmShape{1, 4096, 4096},
+                             GemmShape{1, 2 * 14336, 4096}, GemmShape{1, 4096, 14336}}) {
+    layer += gemm_time(g, Precision::kBf16, s, in_situ).si();
+  }
+  const double head = gemm_time(g, Precision::kBf16, {1, 128256, 4096}, in_situ).si();
+  EXPECT_NEAR(im.iteration(b).matmul.si(), 32 * layer + head, 1e-12);
 }
 
 TEST_F(InferenceTest, ElementwiseKernelsMoveWhatATokenWritesTwice) {
@@ -87,9 +108,9 @@ TEST_F(InferenceTest, ElementwiseKernelsMoveWhatATokenWritesTwice) {
 }
 
 TEST_F(InferenceTest, PrefillIsComputeBound) {
-  // 8192 prompt tokens: 2 FLOPs per active weight per token at bf16 peak x gemm efficiency x
-  // the loaded GPU's in-situ share (data/params/training-fit.toml, hopper), which is longer
-  // than reading the weights; the one sampled token adds the head's read.
+  // 8192 prompt tokens: each weight GEMM (8192 rows; 6144, 4096, 28672 or 4096 columns over
+  // 4096 or 14336) is timed as training times it, gemm_time at the loaded GPU's in-situ share
+  // (data/params/training-fit.toml, hopper), plus the head's one sampled row.
   const Model m = *catalog_->model("llama-3.1-8b");
   const Gpu& g = **catalog_->gpu("h100-sxm");
   const InferenceModel im = make("llama-3.1-8b", "h100-sxm", 1);
@@ -98,10 +119,22 @@ TEST_F(InferenceTest, PrefillIsComputeBound) {
   b.prefill_keys = 8192.0 * 8193.0 / 2.0;
   b.logits = 1;
   const double in_situ = catalog_->train_params().in_situ_for("hopper");
+  double layer = 0;
+  for (const GemmShape& s : {GemmShape{8192, 4096 + 2 * 1024, 4096}, GemmShape{8192, 4096, 4096},
+                             GemmShape{8192, 2 * 14336, 4096}, GemmShape{8192, 4096, 14336}}) {
+    layer += gemm_time(g, Precision::kBf16, s, in_situ).si();
+  }
+  const double head_time = gemm_time(g, Precision::kBf16, {1, 128256, 4096}, in_situ).si();
+  EXPECT_NEAR(im.iteration(b).matmul.si(), 32 * layer + head_time, 1e-12);
+  // Compute-bound: no GEMM runs faster than 2 FLOPs per active weight per token at the
+  // sustained bf16 rate (peak x gemm) in situ, and tile waves (12 waves of 128 x 256 tiles for
+  // QKV; more for the MLP) add at most the part of one wave the sustained rate does not cover,
+  // a few per cent. The head reads its weights once at the GEMM streaming rate.
   const double rate = g.peak_for(Precision::kBf16)->si() * g.efficiency->gemm * in_situ;
-  const double compute = 8192.0 * 2.0 * layer_matmul(m) / rate;
-  const double head = 4096.0 * 128256.0 * 2.0 / decode_bandwidth("h100-sxm");
-  EXPECT_NEAR(im.iteration(b).matmul.si(), compute + head, 1e-12);
+  const double compute = 8192.0 * 2.0 * layer_matmul(m) / rate + 32 * 4 * launch("h100-sxm");
+  const double head = 4096.0 * 128256.0 * 2.0 / gemm_bandwidth("h100-sxm") + launch("h100-sxm");
+  EXPECT_GE(im.iteration(b).matmul.si(), compute + head);
+  EXPECT_LT(im.iteration(b).matmul.si(), 1.03 * (compute + head));
   // Causal attention: 4 x 4096 FLOPs per (query, key) pair per layer, at the Hopper attention
   // kernels' rate (data/gpus/h100-sxm.toml: attention_hopper of the bf16 peak), in situ.
   const double attention =
@@ -140,24 +173,49 @@ TEST_F(InferenceTest, Fp8HalvesTheKvCachePerToken) {
 }
 
 TEST_F(InferenceTest, MixtureOfExpertsReadsOnlyTheExpertsItsTokensPick) {
-  // Mixtral 8x7B: one token visits 2 of 8 experts per layer. A decode of one token reads the
-  // dense weights and 2 experts per layer; 256 tokens touch all 8 (8 (1 - (3/4)^256) ~ 8).
+  // Mixtral 8x7B (h 4096, 32 heads and 8 KV heads of 128, 8 experts of 14336, top 2): per layer
+  // QKV, the attention output, the router and a grouped GEMM per expert projection over the
+  // experts some token picked (layer_gemms.h). One token picks 2: ceil(8 (1 - (7/8)^2)) = 2
+  // experts of one row each. 256 tokens route 512 rows: all 8 experts run
+  // (8 (1 - (7/8)^512) ~ 8), 64 rows each.
   const Model m = *catalog_->model("mixtral-8x7b");
+  const Gpu& g = **catalog_->gpu("h200-sxm");
   const InferenceModel im = make("mixtral-8x7b", "h200-sxm", 1);
   ASSERT_TRUE(im.feasible()) << im.reason().en;
-  const double expert = 3.0 * 4096 * 14336 * 2.0;  // gated MLP of one expert, bf16
-  const double head = 4096.0 * 32000.0 * 2.0;
-  const double dense = layer_matmul(m) * 2.0 - 32 * 8 * expert;
+  const double in_situ = catalog_->train_params().in_situ_for("hopper");
+  auto layer = [&](int64_t rows, int64_t per_expert, int64_t experts) {
+    double t = 0;
+    for (const GemmShape& s :
+         {GemmShape{per_expert, 2 * 14336, 4096, experts},
+          GemmShape{per_expert, 4096, 14336, experts}, GemmShape{rows, 8, 4096},
+          GemmShape{rows, 4096 + 2 * 1024, 4096}, GemmShape{rows, 4096, 4096}}) {
+      t += gemm_time(g, Precision::kBf16, s, in_situ).si();
+    }
+    return t;
+  };
   BatchShape one;
   one.decodes = 1;
   one.logits = 1;
-  EXPECT_NEAR(im.iteration(one).matmul.si(),
-              (dense + 32 * 2 * expert + head) / decode_bandwidth("h200-sxm"), 1e-12);
+  const double head = gemm_time(g, Precision::kBf16, {1, 32000, 4096}, in_situ).si();
+  EXPECT_NEAR(im.iteration(one).matmul.si(), 32 * layer(1, 1, 2) + head, 1e-12);
   BatchShape many = one;
   many.decodes = 256;
   many.logits = 0;
-  EXPECT_NEAR(im.iteration(many).matmul.si(),
-              (dense + 32 * 8 * expert) / decode_bandwidth("h200-sxm"), 1e-9);
+  EXPECT_NEAR(im.iteration(many).matmul.si(), 32 * layer(256, 64, 8), 1e-12);
+  // Decode GEMMs are bound by their weights: one token takes at least the dense weights and 2
+  // experts per layer read once at the GEMM streaming rate, with a launch per GEMM; 256 tokens
+  // read the 6 other experts too (3 x 4096 x 14336 x 2 bytes each), and their 255 more rows
+  // (activations, split-K partial sums) add under a tenth to that.
+  const double expert = 3.0 * 4096 * 14336 * 2.0;  // gated MLP of one expert, bf16
+  const double dense = layer_matmul(m) * 2.0 - 32 * 8 * expert;
+  const double floor =
+      (dense + 32 * 2 * expert + 4096.0 * 32000.0 * 2.0) / gemm_bandwidth("h200-sxm") +
+      (32 * 5 + 1) * launch("h200-sxm");
+  EXPECT_GE(im.iteration(one).matmul.si(), floor);
+  const double more = im.iteration(many).matmul.si() - (im.iteration(one).matmul.si() - head);
+  const double six = 32 * 6 * expert / gemm_bandwidth("h200-sxm");
+  EXPECT_GT(more, six);
+  EXPECT_LT(more, 1.1 * six);
 }
 
 TEST_F(InferenceTest, AnInstanceThatCannotServeSaysWhy) {

@@ -83,7 +83,8 @@ std::string training_fit_file(const TrainingFit& fit, const std::string& what);
 
 // The serving model's parameters that no microbenchmark gives (params/serving-fit.toml): the
 // engine's host time per iteration, the fixed time per layer per iteration beyond its kernels'
-// roofline, and the share of the streaming bandwidth that memory-bound decode kernels reach.
+// time, and the share of the streaming bandwidth that memory-bound attention and elementwise
+// kernels reach.
 // Fitted to every (row, metric) entry of a validation file of kind "inference" by least
 // absolute log error from a fixed start, as the training fit is; an entry the model does not
 // predict at some trial parameters counts as a factor e^2 off, so the fit gains nothing by

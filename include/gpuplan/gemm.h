@@ -34,6 +34,9 @@ struct GemmShape {
   int64_t n = 0;
   int64_t k = 0;
   int64_t batch = 1;
+  // Bytes per element of B as stored, where the weights are narrower than the GEMM computes
+  // (int4 weights dequantised into 16-bit GEMMs, W4A16); 0: the GEMM's input width.
+  double b_bytes = 0;
 
   double flops() const {
     return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
@@ -42,9 +45,16 @@ struct GemmShape {
 };
 
 // Time of one GEMM: the fastest tile shape's waves, or its memory traffic at the achieved HBM
-// bandwidth, or its FLOPs at the sustained rate, whichever is longest, plus the launch.
-// REQUIRES: gpu.efficiency and gpu.tiles are set; the GPU has a peak for `precision`'s class.
-Seconds gemm_time(const Gpu& gpu, Precision precision, const GemmShape& shape);
+// bandwidth, or its FLOPs at the sustained rate, whichever is longest, plus the launch. A GEMM
+// with fewer tiles than SMs (a decode step's few rows) splits k among blocks (split-K) as far
+// as it pays for its fp32 partial sums. `compute_share` is the share of the microbenchmark's
+// compute rate the GPU keeps under load (TrainParams::in_situ_for: a training step or a
+// serving iteration); it slows the tiles and the sustained rate, not the memory traffic.
+// Training and serving time their GEMMs with this one function. docs/FORMULAS.md#gemm.
+// REQUIRES: gpu.efficiency and gpu.tiles are set; the GPU has a peak for `precision`'s class;
+// 0 < compute_share <= 1.
+Seconds gemm_time(const Gpu& gpu, Precision precision, const GemmShape& shape,
+                  double compute_share = 1.0);
 
 // The dense peak a GEMM in `precision` runs against, and the sustained share of it
 // (Efficiency::gemm or gemm_fp8): fp8 and int8 GEMMs use the 8-bit tensor cores where the part

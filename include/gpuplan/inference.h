@@ -3,12 +3,13 @@
 // An instance is one copy of the model on `tp` GPUs of a node (tensor parallel). A serving
 // engine with continuous batching (vLLM, TensorRT-LLM, SGLang) runs iterations: each processes
 // one new token of every decoding sequence and a chunk of the prompts being prefilled, all in one
-// forward pass. Its time is a roofline per part: the matrix multiplies take the longer of their
-// FLOPs at the GPU's achieved GEMM rate and their weights read at the achieved HBM bandwidth
-// (decode is memory-bound, prefill compute-bound); attention takes the prefill FLOPs at the
-// attention-kernel rate plus the KV cache read by the decoding sequences; elementwise kernels
-// move their activations through HBM; tensor parallelism pays two all-reduces per layer; the
-// host adds a fixed overhead. Every formula is in docs/FORMULAS.md#serving.
+// forward pass. Its time is a sum of parts: each layer's weight GEMMs for the iteration's tokens
+// are timed by gemm_time() as training times them (tiles, waves, split-K, weights streamed,
+// launch: prefill is compute-bound, decode bound by its weights); attention takes the prefill
+// FLOPs at the attention-kernel rate plus the KV cache read by the decoding sequences;
+// elementwise kernels move their activations through HBM; tensor parallelism pays two
+// all-reduces per layer; the host adds a fixed overhead. Every formula is in
+// docs/FORMULAS.md#serving.
 #ifndef GPUPLAN_INFERENCE_H_
 #define GPUPLAN_INFERENCE_H_
 
@@ -125,20 +126,17 @@ class InferenceModel {
   Bytes kv_budget_;
   double kv_per_token_ = 0;
   int64_t kv_tokens_ = 0;
+  // The weight GEMMs, timed by gemm_time() (gemm.h) layer span by layer span, as training times
+  // them; at the in-situ share of their microbenchmark rate.
+  Model model_;
+  Precision weight_gemms_ = Precision::kBf16;  // the precision the weight GEMMs run in
+  double weight_bytes_ = 2;                    // bytes per stored weight (int4: dequantised)
+  double in_situ_ = 1;
   // Rates.
-  double gemm_rate_ = 0;       // FLOP/s of the weight GEMMs in the instance's precision
-  double sixteen_rate_ = 0;    // FLOP/s of 16-bit GEMMs (output head)
+  double sixteen_rate_ = 0;    // FLOP/s of 16-bit GEMMs (decode attention)
   double attention_rate_ = 0;  // FLOP/s of attention kernels
   double hbm_rate_ = 0;        // achieved bytes/s
   // Per GPU, whole model.
-  double flops_per_token_ = 0;  // weight GEMMs (active parameters), per token
-  double dense_bytes_ = 0;      // weights every iteration reads (all but routed experts)
-  double expert_bytes_ = 0;     // one routed expert's weights in one MoE layer
-  int64_t moe_layers_ = 0;
-  int64_t experts_ = 0;
-  int64_t experts_per_token_ = 0;
-  double head_flops_ = 0;        // output head, per sampled token
-  double head_bytes_ = 0;        // output head weights
   double attention_flops_ = 0;   // per (query token, key) pair, all layers
   double activation_bytes_ = 0;  // elementwise HBM traffic per token, all layers
   Network network_;
