@@ -133,14 +133,26 @@ Capacity bisect_capacity(const Simulate& simulate, const Workload& w, const Slo&
     c.at_max = c.offline;
     return c;
   }
-  auto run = [&](double rate) {
+  // One run of `requests` (kSearchRun); with `settle`, runs doubling while they meet the
+  // objective, until two agree or the longest (kSearchRun.most) still meets it. The last run
+  // says whether the rate holds.
+  auto run = [&](double rate, bool settle) {
     Workload p = w;
     p.rate_per_s = rate;
-    return simulate(steady_run(p, requests, kSearchRun));
+    std::optional<ServingResult> last;
+    for (int64_t n = requests;; n *= 2) {
+      ServingResult r = simulate(steady_run(p, n, kSearchRun));
+      if (!settle || !meets_slo(r, slo) || (last && agree(*last, r, kSearchRun.tolerance)) ||
+          2 * n > std::max(kSearchRun.most, requests)) {
+        return r;
+      }
+      last = std::move(r);
+    }
   };
   // A light load: 2 % of the ceiling. Missing the objective there means no rate meets it.
-  double low = ceiling * 0.02;
-  ServingResult light = run(low);
+  const double floor = ceiling * 0.02;
+  double low = floor;
+  ServingResult light = run(low, false);
   Text why;
   if (!meets_slo(light, slo, &why)) {
     c.reason = {
@@ -153,17 +165,36 @@ Capacity bisect_capacity(const Simulate& simulate, const Workload& w, const Slo&
   c.feasible = true;
   c.max_rate_per_s = low;
   c.at_max = std::move(light);
-  double high = ceiling;
-  while (high - low > 0.01 * low) {
-    const double mid = 0.5 * (low + high);
-    ServingResult r = run(mid);
-    if (meets_slo(r, slo)) {
-      low = mid;
-      c.max_rate_per_s = mid;
-      c.at_max = std::move(r);
-    } else {
-      high = mid;
+  // Bisection to 1 % between `low` (meets) and `high` (misses, or the ceiling).
+  auto bisect = [&](double high, bool settle) {
+    while (high - low > 0.01 * low) {
+      const double mid = 0.5 * (low + high);
+      ServingResult r = run(mid, settle);
+      if (meets_slo(r, slo)) {
+        low = mid;
+        c.max_rate_per_s = mid;
+        c.at_max = std::move(r);
+      } else {
+        high = mid;
+      }
     }
+  };
+  bisect(ceiling, false);
+  // Near the knee a short run can meet the objective at a rate whose queue grows slowly: the rate
+  // found must hold in runs long enough to settle. Where it does not, rates 5 % apart below it
+  // are tried until one holds, and the bisection goes on between the two, every rate settled.
+  const double quick = low;
+  ServingResult held = run(quick, true);
+  double missed = quick;
+  while (!meets_slo(held, slo) && low > floor) {
+    missed = low;
+    low = std::max(floor, low * 0.95);
+    held = run(low, true);
+  }
+  c.max_rate_per_s = low;
+  c.at_max = std::move(held);
+  if (low < quick) {
+    bisect(missed, true);
   }
   return c;
 }

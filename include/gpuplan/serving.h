@@ -201,10 +201,13 @@ struct SteadyState {
 };
 
 // How a search measures each load it tries (a capacity's bisection, a count of users, a
-// disaggregated split's pool): one steady run of `first` requests (a closed loop: at least 4 per
-// user), its warm-up and drain unmeasured. The workload's own request count (`--requests`, the
-// run a user asked to see) plays no part, so what a search finds does not depend on it.
-inline constexpr SteadyState kSearchRun{.first = 1'000, .per_user = 4};
+// disaggregated split's pool): a steady run of `first` requests (a closed loop: at least 4 per
+// user), its warm-up and drain unmeasured. A Poisson rate that meets the objective is run again
+// at twice the requests, and again, until two runs agree or `most` requests still meet it: a
+// rate past what the setup sustains grows its queue, which a short run may not yet show. The
+// workload's own request count (`--requests`, the run a user asked to see) plays no part, so what
+// a search finds does not depend on it.
+inline constexpr SteadyState kSearchRun{.first = 1'000, .most = 16'000, .per_user = 4};
 
 // `w` with its requests and its measured window set for a steady run of `requests` requests
 // (or, for a closed loop, at least steady.per_user per user).
@@ -238,7 +241,7 @@ struct Capacity {
 };
 
 // The highest Poisson rate at which the setup meets `slo`, by bisection between a light load
-// and the offline throughput (to 1 %), each rate measured by a kSearchRun, the offline
+// and the offline throughput (to 1 %), each rate measured by kSearchRun's runs, the offline
 // throughput over kSearchRun.first requests. Without an objective, the offline throughput.
 Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
                             const Slo& slo);
