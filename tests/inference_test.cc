@@ -40,6 +40,25 @@ class InferenceTest : public ::testing::Test {
     return g.memory_bandwidth.si() * g.efficiency->hbm;
   }
   static double launch(const char* gpu) { return (*catalog_->gpu(gpu))->tiles->launch.si(); }
+  // Seconds 16-bit GEMMs of `shapes` take on a Hopper `gpu` as training and serving time them:
+  // gemm_time at the in-situ share (data/params/training-fit.toml, hopper).
+  static double hopper_gemms(const char* gpu, std::initializer_list<GemmShape> shapes) {
+    const double in_situ = catalog_->train_params().in_situ_for("hopper");
+    double t = 0;
+    for (const GemmShape& s : shapes) {
+      t += gemm_time(**catalog_->gpu(gpu), Precision::kBf16, s, in_situ).si();
+    }
+    return t;
+  }
+  // One Llama 3.1 8B layer's weight GEMMs for `rows` tokens on one GPU: QKV (4096 + 2 x 1024
+  // columns), attention output, the gated MLP's up projections (2 x 14336) and its down
+  // projection.
+  static double llama_8b_layer(const char* gpu, int64_t rows) {
+    return hopper_gemms(gpu, {{rows, 4096 + 2 * 1024, 4096},
+                              {rows, 4096, 4096},
+                              {rows, 2 * 14336, 4096},
+                              {rows, 4096, 14336}});
+  }
   // The network of `gpus` GPUs of one NVLink 4 node, as the serving model builds it.
   static Network node_network(const char* gpu, int64_t gpus) {
     Cluster c;
@@ -77,15 +96,9 @@ TEST_F(InferenceTest, DecodingOneTokenStreamsTheWeightsOnce) {
   const double expected = weights / gemm_bandwidth("h100-sxm") + (32 * 4 + 1) * launch("h100-sxm");
   EXPECT_NEAR(im.iteration(b).matmul.si(), expected, 1e-3 * expected);
   // The same GEMMs as training times them: gemm_time of each shape (gemm.h).
-  const Gpu& g = **catalog_->gpu("h100-sxm");
-  const double in_situ = catalog_->train_params().in_situ_for("hopper");
-  double layer = 0;
-  for (const GemmShape& s : {GemmShape{1, 4096 + 2 * 1024, 4096}, GemmShape{1, 4096, 4096},
-                             GemmShape{1, 2 * 14336, 4096}, GemmShape{1, 4096, 14336}}) {
-    layer += gemm_time(g, Precision::kBf16, s, in_situ).si();
-  }
-  const double head = gemm_time(g, Precision::kBf16, {1, 128256, 4096}, in_situ).si();
-  EXPECT_NEAR(im.iteration(b).matmul.si(), 32 * layer + head, 1e-12);
+  EXPECT_NEAR(im.iteration(b).matmul.si(),
+              32 * llama_8b_layer("h100-sxm", 1) + hopper_gemms("h100-sxm", {{1, 128256, 4096}}),
+              1e-12);
 }
 
 TEST_F(InferenceTest, ElementwiseKernelsMoveWhatATokenWritesTwice) {
@@ -118,18 +131,14 @@ TEST_F(InferenceTest, PrefillIsComputeBound) {
   b.prefill_tokens = 8192;
   b.prefill_keys = 8192.0 * 8193.0 / 2.0;
   b.logits = 1;
-  const double in_situ = catalog_->train_params().in_situ_for("hopper");
-  double layer = 0;
-  for (const GemmShape& s : {GemmShape{8192, 4096 + 2 * 1024, 4096}, GemmShape{8192, 4096, 4096},
-                             GemmShape{8192, 2 * 14336, 4096}, GemmShape{8192, 4096, 14336}}) {
-    layer += gemm_time(g, Precision::kBf16, s, in_situ).si();
-  }
-  const double head_time = gemm_time(g, Precision::kBf16, {1, 128256, 4096}, in_situ).si();
-  EXPECT_NEAR(im.iteration(b).matmul.si(), 32 * layer + head_time, 1e-12);
+  EXPECT_NEAR(im.iteration(b).matmul.si(),
+              32 * llama_8b_layer("h100-sxm", 8192) + hopper_gemms("h100-sxm", {{1, 128256, 4096}}),
+              1e-12);
   // Compute-bound: no GEMM runs faster than 2 FLOPs per active weight per token at the
   // sustained bf16 rate (peak x gemm) in situ, and tile waves (12 waves of 128 x 256 tiles for
   // QKV; more for the MLP) add at most the part of one wave the sustained rate does not cover,
   // a few per cent. The head reads its weights once at the GEMM streaming rate.
+  const double in_situ = catalog_->train_params().in_situ_for("hopper");
   const double rate = g.peak_for(Precision::kBf16)->si() * g.efficiency->gemm * in_situ;
   const double compute = 8192.0 * 2.0 * layer_matmul(m) / rate + 32 * 4 * launch("h100-sxm");
   const double head = 4096.0 * 128256.0 * 2.0 / gemm_bandwidth("h100-sxm") + launch("h100-sxm");
@@ -179,24 +188,19 @@ TEST_F(InferenceTest, MixtureOfExpertsReadsOnlyTheExpertsItsTokensPick) {
   // experts of one row each. 256 tokens route 512 rows: all 8 experts run
   // (8 (1 - (7/8)^512) ~ 8), 64 rows each.
   const Model m = *catalog_->model("mixtral-8x7b");
-  const Gpu& g = **catalog_->gpu("h200-sxm");
   const InferenceModel im = make("mixtral-8x7b", "h200-sxm", 1);
   ASSERT_TRUE(im.feasible()) << im.reason().en;
-  const double in_situ = catalog_->train_params().in_situ_for("hopper");
   auto layer = [&](int64_t rows, int64_t per_expert, int64_t experts) {
-    double t = 0;
-    for (const GemmShape& s :
-         {GemmShape{per_expert, 2 * 14336, 4096, experts},
-          GemmShape{per_expert, 4096, 14336, experts}, GemmShape{rows, 8, 4096},
-          GemmShape{rows, 4096 + 2 * 1024, 4096}, GemmShape{rows, 4096, 4096}}) {
-      t += gemm_time(g, Precision::kBf16, s, in_situ).si();
-    }
-    return t;
+    return hopper_gemms("h200-sxm", {{per_expert, 2 * 14336, 4096, experts},
+                                     {per_expert, 4096, 14336, experts},
+                                     {rows, 8, 4096},
+                                     {rows, 4096 + 2 * 1024, 4096},
+                                     {rows, 4096, 4096}});
   };
   BatchShape one;
   one.decodes = 1;
   one.logits = 1;
-  const double head = gemm_time(g, Precision::kBf16, {1, 32000, 4096}, in_situ).si();
+  const double head = hopper_gemms("h200-sxm", {{1, 32000, 4096}});
   EXPECT_NEAR(im.iteration(one).matmul.si(), 32 * layer(1, 1, 2) + head, 1e-12);
   BatchShape many = one;
   many.decodes = 256;
