@@ -202,11 +202,12 @@ struct SteadyState {
 
 // How a search measures each load it tries (a capacity's bisection, a count of users, a
 // disaggregated split's pool): a steady run of `first` requests (a closed loop: at least 4 per
-// user), its warm-up and drain unmeasured. A Poisson rate that meets the objective is run again
-// at twice the requests, and again, until two runs agree or `most` requests still meet it: a
-// rate past what the setup sustains grows its queue, which a short run may not yet show. The
-// workload's own request count (`--requests`, the run a user asked to see) plays no part, so what
-// a search finds does not depend on it.
+// user), its warm-up and drain unmeasured. The rate a capacity's bisection settles on is run
+// again at twice the requests, and again, until two runs agree or `most` requests still meet the
+// objective (a rate past what the setup sustains grows its queue, which a short run may not yet
+// show); where it misses, the bisection goes on below it so measured. The workload's own request
+// count (`--requests`, the run a user asked to see) plays no part, so what a search finds does
+// not depend on it.
 inline constexpr SteadyState kSearchRun{.first = 1'000, .most = 16'000, .per_user = 4};
 
 // `w` with its requests and its measured window set for a steady run of `requests` requests
