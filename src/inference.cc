@@ -32,8 +32,8 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
     : instance_(in),
       params_(ip),
       chunk_tokens_(mp.inference_chunk_tokens),
-      layers_(m.layers),
-      hidden_(m.hidden) {
+      model_(m),
+      spans_(layer_spans(m)) {
   const Gpu& gpu = *in.gpu;
   if (!gpu.efficiency) {
     why_ = Why::kCalibration;
@@ -131,8 +131,6 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   // in training (docs/FORMULAS.md#compute): the power limit and the memory system are shared.
   const double in_situ = tp.in_situ_for(gpu.architecture);
   in_situ_ = in_situ;
-  model_ = m;
-  weight_gemms_ = in.precision;
   weight_bytes_ = quantized_weight_bytes(in.precision);
   sixteen_rate_ = *sixteen * in_situ;
   // Serving engines run Hopper-native attention kernels where the part has them.
@@ -191,11 +189,11 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
   // pick, each timed as training times it (gemm.h: tiles, waves, weights streamed, launch).
   const int64_t t = instance_.tp;
   Seconds matmul;
-  for (const LayerSpan& span : layer_spans(model_)) {
+  for (const LayerSpan& span : spans_) {
     Seconds layer;
     for (GemmShape g : detail::layer_gemms(model_, span.first, tokens, {t, 1, t})) {
       g.b_bytes = weight_bytes_;
-      layer += gemm_time(*instance_.gpu, weight_gemms_, g, in_situ_);
+      layer += gemm_time(*instance_.gpu, instance_.precision, g, in_situ_);
     }
     matmul += layer * static_cast<double>(span.count);
   }
@@ -211,14 +209,14 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
   out.elementwise = Seconds(n * activation_bytes_ / hbm_rate_);
   if (instance_.tp > 1) {
     // Attention output and MLP output: one all-reduce each per layer, 16-bit activations.
-    const Bytes message(n * static_cast<double>(hidden_) * kActivationBytes);
+    const Bytes message(n * static_cast<double>(model_.hidden) * kActivationBytes);
     out.tp_comm = all_reduce_time(message, Group{instance_.tp, instance_.tp}, network_) *
-                  (2.0 * static_cast<double>(layers_));
+                  (2.0 * static_cast<double>(model_.layers));
   }
   if (instance_.pp > 1) {
     // Each stage hands its 16-bit activations to the next; boundaries between nodes go over
     // the network.
-    const Bytes handoff(n * static_cast<double>(hidden_) * kActivationBytes);
+    const Bytes handoff(n * static_cast<double>(model_.hidden) * kActivationBytes);
     const int64_t inside = instance_.pp - 1 - boundaries_across_nodes_;
     out.pp_comm = send_recv_time(handoff, false, network_) * static_cast<double>(inside);
     if (boundaries_across_nodes_ > 0) {
@@ -226,7 +224,8 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
           send_recv_time(handoff, true, network_) * static_cast<double>(boundaries_across_nodes_);
     }
   }
-  out.overhead = params_.iteration_overhead + params_.layer_overhead * static_cast<double>(layers_);
+  out.overhead =
+      params_.iteration_overhead + params_.layer_overhead * static_cast<double>(model_.layers);
   return out;
 }
 

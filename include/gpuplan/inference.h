@@ -119,18 +119,16 @@ class InferenceModel {
   Instance instance_;
   InferenceParams params_;
   int64_t chunk_tokens_ = 0;
-  int64_t layers_ = 0;
-  int64_t hidden_ = 0;
   Bytes usable_;
   Bytes weights_;
   Bytes kv_budget_;
   double kv_per_token_ = 0;
   int64_t kv_tokens_ = 0;
   // The weight GEMMs, timed by gemm_time() (gemm.h) layer span by layer span, as training times
-  // them; at the in-situ share of their microbenchmark rate.
+  // them, in the instance's precision at the in-situ share of their microbenchmark rate.
   Model model_;
-  Precision weight_gemms_ = Precision::kBf16;  // the precision the weight GEMMs run in
-  double weight_bytes_ = 2;                    // bytes per stored weight (int4: dequantised)
+  LayerSpans spans_;         // layer_spans(model_)
+  double weight_bytes_ = 2;  // bytes per stored weight (int4: dequantised)
   double in_situ_ = 1;
   // Rates.
   double sixteen_rate_ = 0;    // FLOP/s of 16-bit GEMMs (decode attention)
