@@ -127,9 +127,10 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   kv_tokens_ = static_cast<int64_t>(std::floor(kv_budget_.si() / kv_per_token_));
 
   const Efficiency& e = *gpu.efficiency;
-  // A loaded GPU runs its kernels at the in-situ share of their microbenchmark rate, serving as
-  // in training (docs/FORMULAS.md#compute): the power limit and the memory system are shared.
-  const double in_situ = tp.in_situ_for(gpu.architecture);
+  // A loaded GPU runs its kernels at a share of their microbenchmark rate (the power limit and
+  // the memory system are shared): serving's own, fitted to serving rows, as training's in-situ
+  // shares are fitted to training steps, whose kernels also run beside overlapped collectives.
+  const double in_situ = ip.compute_share;
   in_situ_ = in_situ;
   weight_bytes_ = quantized_weight_bytes(in.precision);
   sixteen_rate_ = *sixteen * in_situ;

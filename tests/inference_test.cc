@@ -40,10 +40,10 @@ class InferenceTest : public ::testing::Test {
     return g.memory_bandwidth.si() * g.efficiency->hbm;
   }
   static double launch(const char* gpu) { return (*catalog_->gpu(gpu))->tiles->launch.si(); }
-  // Seconds 16-bit GEMMs of `shapes` take on a Hopper `gpu` as training and serving time them:
-  // gemm_time at the in-situ share (data/params/training-fit.toml, hopper).
-  static double hopper_gemms(const char* gpu, std::initializer_list<GemmShape> shapes) {
-    const double in_situ = catalog_->train_params().in_situ_for("hopper");
+  // Seconds 16-bit GEMMs of `shapes` take on `gpu` as serving times them: gemm_time at serving's
+  // compute share (data/params/serving-fit.toml).
+  static double serving_gemms(const char* gpu, std::initializer_list<GemmShape> shapes) {
+    const double in_situ = catalog_->inference_params().compute_share;
     double t = 0;
     for (const GemmShape& s : shapes) {
       t += gemm_time(**catalog_->gpu(gpu), Precision::kBf16, s, in_situ).si();
@@ -54,10 +54,10 @@ class InferenceTest : public ::testing::Test {
   // columns), attention output, the gated MLP's up projections (2 x 14336) and its down
   // projection.
   static double llama_8b_layer(const char* gpu, int64_t rows) {
-    return hopper_gemms(gpu, {{rows, 4096 + 2 * 1024, 4096},
-                              {rows, 4096, 4096},
-                              {rows, 2 * 14336, 4096},
-                              {rows, 4096, 14336}});
+    return serving_gemms(gpu, {{rows, 4096 + 2 * 1024, 4096},
+                               {rows, 4096, 4096},
+                               {rows, 2 * 14336, 4096},
+                               {rows, 4096, 14336}});
   }
   // The network of `gpus` GPUs of one NVLink 4 node, as the serving model builds it.
   static Network node_network(const char* gpu, int64_t gpus) {
@@ -97,7 +97,7 @@ TEST_F(InferenceTest, DecodingOneTokenStreamsTheWeightsOnce) {
   EXPECT_NEAR(im.iteration(b).matmul.si(), expected, 1e-3 * expected);
   // The same GEMMs as training times them: gemm_time of each shape (gemm.h).
   EXPECT_NEAR(im.iteration(b).matmul.si(),
-              32 * llama_8b_layer("h100-sxm", 1) + hopper_gemms("h100-sxm", {{1, 128256, 4096}}),
+              32 * llama_8b_layer("h100-sxm", 1) + serving_gemms("h100-sxm", {{1, 128256, 4096}}),
               1e-12);
 }
 
@@ -131,21 +131,22 @@ TEST_F(InferenceTest, PrefillIsComputeBound) {
   b.prefill_tokens = 8192;
   b.prefill_keys = 8192.0 * 8193.0 / 2.0;
   b.logits = 1;
-  EXPECT_NEAR(im.iteration(b).matmul.si(),
-              32 * llama_8b_layer("h100-sxm", 8192) + hopper_gemms("h100-sxm", {{1, 128256, 4096}}),
-              1e-12);
+  EXPECT_NEAR(
+      im.iteration(b).matmul.si(),
+      32 * llama_8b_layer("h100-sxm", 8192) + serving_gemms("h100-sxm", {{1, 128256, 4096}}),
+      1e-12);
   // Compute-bound: no GEMM runs faster than 2 FLOPs per active weight per token at the
-  // sustained bf16 rate (peak x gemm) in situ, and tile waves (12 waves of 128 x 256 tiles for
-  // QKV; more for the MLP) add at most the part of one wave the sustained rate does not cover,
-  // a few per cent. The head reads its weights once at the GEMM streaming rate.
-  const double in_situ = catalog_->train_params().in_situ_for("hopper");
+  // sustained bf16 rate (peak x gemm) at serving's compute share, and tile waves (12 waves of 128 x
+  // 256 tiles for QKV; more for the MLP) add at most the part of one wave the sustained rate does
+  // not cover, a few per cent. The head reads its weights once at the GEMM streaming rate.
+  const double in_situ = catalog_->inference_params().compute_share;
   const double rate = g.peak_for(Precision::kBf16)->si() * g.efficiency->gemm * in_situ;
   const double compute = 8192.0 * 2.0 * layer_matmul(m) / rate + 32 * 4 * launch("h100-sxm");
   const double head = 4096.0 * 128256.0 * 2.0 / gemm_bandwidth("h100-sxm") + launch("h100-sxm");
   EXPECT_GE(im.iteration(b).matmul.si(), compute + head);
   EXPECT_LT(im.iteration(b).matmul.si(), 1.03 * (compute + head));
   // Causal attention: 4 x 4096 FLOPs per (query, key) pair per layer, at the Hopper attention
-  // kernels' rate (data/gpus/h100-sxm.toml: attention_hopper of the bf16 peak), in situ.
+  // kernels' rate (data/gpus/h100-sxm.toml: attention_hopper of the bf16 peak), at the share.
   const double attention =
       b.prefill_keys * 32 * 4.0 * 4096.0 /
       (g.peak_for(Precision::kBf16)->si() * g.efficiency->attention_hopper * in_situ);
@@ -191,16 +192,16 @@ TEST_F(InferenceTest, MixtureOfExpertsReadsOnlyTheExpertsItsTokensPick) {
   const InferenceModel im = make("mixtral-8x7b", "h200-sxm", 1);
   ASSERT_TRUE(im.feasible()) << im.reason().en;
   auto layer = [&](int64_t rows, int64_t per_expert, int64_t experts) {
-    return hopper_gemms("h200-sxm", {{per_expert, 2 * 14336, 4096, experts},
-                                     {per_expert, 4096, 14336, experts},
-                                     {rows, 8, 4096},
-                                     {rows, 4096 + 2 * 1024, 4096},
-                                     {rows, 4096, 4096}});
+    return serving_gemms("h200-sxm", {{per_expert, 2 * 14336, 4096, experts},
+                                      {per_expert, 4096, 14336, experts},
+                                      {rows, 8, 4096},
+                                      {rows, 4096 + 2 * 1024, 4096},
+                                      {rows, 4096, 4096}});
   };
   BatchShape one;
   one.decodes = 1;
   one.logits = 1;
-  const double head = hopper_gemms("h200-sxm", {{1, 32000, 4096}});
+  const double head = serving_gemms("h200-sxm", {{1, 32000, 4096}});
   EXPECT_NEAR(im.iteration(one).matmul.si(), 32 * layer(1, 1, 2) + head, 1e-12);
   BatchShape many = one;
   many.decodes = 256;

@@ -83,8 +83,9 @@ std::string training_fit_file(const TrainingFit& fit, const std::string& what);
 
 // The serving model's parameters that no microbenchmark gives (params/serving-fit.toml): the
 // engine's host time per iteration, the fixed time per layer per iteration beyond its kernels'
-// time, and the share of the streaming bandwidth that memory-bound attention and elementwise
-// kernels reach.
+// time, the share of the streaming bandwidth that memory-bound attention and elementwise
+// kernels reach, and the share of their microbenchmark compute rate that GEMM and attention
+// kernels keep on a loaded GPU.
 // Fitted to every (row, metric) entry of a validation file of kind "inference" by least
 // absolute log error from a fixed start, as the training fit is; an entry the model does not
 // predict at some trial parameters counts as a factor e^2 off, so the fit gains nothing by
@@ -99,7 +100,7 @@ struct ServingFit {
   std::string caveat;
 };
 
-// Fits the three parameters to `rows`, leaving out rows whose publication (validation.h) is in
+// Fits the four parameters to `rows`, leaving out rows whose publication (validation.h) is in
 // `exclude`. With no entry left, the catalog's parameters are returned unchanged (entries = 0).
 ServingFit fit_serving(const std::vector<ServingRow>& rows, const Catalog& catalog,
                        const std::set<std::string>& exclude = {});

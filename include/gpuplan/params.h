@@ -70,6 +70,8 @@ struct InferenceParams {
   Seconds layer_overhead;          // per layer per iteration: launch gaps and kernel ramp
   double stream_share = 0;         // of the streaming (BabelStream) bandwidth, what the
                                    // memory-bound decode kernels reach
+  double compute_share = 0;        // of the microbenchmark tensor-core rate (gemm.h), what a
+                                   // serving engine's GEMM and attention kernels reach loaded
   double elementwise_traffic = 0;  // passes over the bytes of the tensors a token writes
 };
 
