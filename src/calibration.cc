@@ -120,6 +120,25 @@ double log_miss(const ValidationEntry& e) {
   return e.predicted ? std::fabs(std::log(*e.predicted / e.published)) : 2.0;
 }
 
+// The distinct `key(row)` of the rows the model can run, in the order they first appear: the
+// groups a cross-validation leaves out one at a time.
+template <class Row, class Key>
+std::vector<std::string> groups_of(const std::vector<Row>& rows, const Key& key) {
+  std::vector<std::string> groups;
+  for (const Row& r : rows) {
+    const std::string g = key(r);
+    if (r.reason.empty() && std::find(groups.begin(), groups.end(), g) == groups.end()) {
+      groups.push_back(g);
+    }
+  }
+  return groups;
+}
+
+// The position of `group` in `groups`, or groups.size() if it is not there.
+size_t group_index(const std::vector<std::string>& groups, const std::string& group) {
+  return static_cast<size_t>(std::find(groups.begin(), groups.end(), group) - groups.begin());
+}
+
 // The fit to every row (first), then one fit without each of `sources`' rows (fit s + 1 leaves
 // out sources[s]); the fits are independent, so they run on threads, each writing its own slot.
 template <class Fit>
@@ -241,12 +260,8 @@ TrainingFit fit_training(const std::vector<TrainingRow>& rows, const Catalog& ca
 
 CrossValidation cross_validate_training(const std::vector<TrainingRow>& rows,
                                         const Catalog& catalog, int threads) {
-  std::vector<std::string> sources;
-  for (const TrainingRow& r : rows) {
-    if (r.reason.empty() && std::find(sources.begin(), sources.end(), r.source) == sources.end()) {
-      sources.push_back(r.source);
-    }
-  }
+  const std::vector<std::string> sources =
+      groups_of(rows, [](const TrainingRow& r) { return r.source; });
   const std::vector<TrainingFit> fits = fits_leaving_out<TrainingFit>(
       sources, threads,
       [&](const std::set<std::string>& exclude) { return fit_training(rows, catalog, exclude); });
@@ -264,8 +279,7 @@ CrossValidation cross_validate_training(const std::vector<TrainingRow>& rows,
       cv.rows.push_back(std::move(c));
       continue;
     }
-    const size_t s =
-        static_cast<size_t>(std::find(sources.begin(), sources.end(), r.source) - sources.begin());
+    const size_t s = group_index(sources, r.source);
     add_cross_validated(cv, std::move(c), predict_training_row(r, catalog, fits[0].params),
                         predict_training_row(r, catalog, fits[s + 1].params), in, out);
   }
@@ -425,13 +439,8 @@ ServingFit fit_serving(const std::vector<ServingRow>& rows, const Catalog& catal
 
 CrossValidation cross_validate_serving(const std::vector<ServingRow>& rows, const Catalog& catalog,
                                        int threads) {
-  std::vector<std::string> sources;
-  for (const ServingRow& r : rows) {
-    const std::string p = publication(r.source);
-    if (r.reason.empty() && std::find(sources.begin(), sources.end(), p) == sources.end()) {
-      sources.push_back(p);
-    }
-  }
+  const std::vector<std::string> sources =
+      groups_of(rows, [](const ServingRow& r) { return publication(r.source); });
   const std::vector<ServingFit> fits = fits_leaving_out<ServingFit>(
       sources, threads,
       [&](const std::set<std::string>& exclude) { return fit_serving(rows, catalog, exclude); });
@@ -439,8 +448,7 @@ CrossValidation cross_validate_serving(const std::vector<ServingRow>& rows, cons
   cv.sources = static_cast<int64_t>(sources.size());
   std::vector<double> in, out;
   for (const ServingRow& r : rows) {
-    const size_t s = static_cast<size_t>(
-        std::find(sources.begin(), sources.end(), publication(r.source)) - sources.begin());
+    const size_t s = group_index(sources, publication(r.source));
     const std::vector<ValidationEntry> a = predict_serving_row(r, catalog, fits[0].params);
     const std::vector<ValidationEntry> b =
         s < sources.size() ? predict_serving_row(r, catalog, fits[s + 1].params) : a;
