@@ -130,13 +130,12 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   // A loaded GPU runs its kernels at a share of their microbenchmark rate (the power limit and
   // the memory system are shared): serving's own, fitted to serving rows, as training's in-situ
   // shares are fitted to training steps, whose kernels also run beside overlapped collectives.
-  const double in_situ = ip.compute_share;
-  in_situ_ = in_situ;
+  const double share = ip.compute_share;
   weight_bytes_ = quantized_weight_bytes(in.precision);
-  sixteen_rate_ = *sixteen * in_situ;
+  sixteen_rate_ = *sixteen * share;
   // Serving engines run Hopper-native attention kernels where the part has them.
   attention_rate_ = gemm_rate(gpu, Precision::kBf16)->peak.si() *
-                    (e.attention_hopper > 0 ? e.attention_hopper : e.attention) * in_situ;
+                    (e.attention_hopper > 0 ? e.attention_hopper : e.attention) * share;
   hbm_rate_ = gpu.memory_bandwidth.si() * e.hbm * ip.stream_share;
 
   const double t = static_cast<double>(in.tp);
@@ -194,15 +193,15 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
     Seconds layer;
     for (GemmShape g : detail::layer_gemms(model_, span.first, tokens, {t, 1, t})) {
       g.b_bytes = weight_bytes_;
-      layer += gemm_time(*instance_.gpu, instance_.precision, g, in_situ_);
+      layer += gemm_time(*instance_.gpu, instance_.precision, g, params_.compute_share);
     }
     matmul += layer * static_cast<double>(span.count);
   }
   if (b.logits > 0) {
     // The output head stays 16-bit in the quantised checkpoints engines serve.
     const int64_t vocab = (model_.vocab + t - 1) / t;
-    matmul +=
-        gemm_time(*instance_.gpu, Precision::kBf16, {b.logits, vocab, model_.hidden}, in_situ_);
+    matmul += gemm_time(*instance_.gpu, Precision::kBf16, {b.logits, vocab, model_.hidden},
+                        params_.compute_share);
   }
   out.matmul = matmul;
   const double decode_attention = b.decode_context * decode_context_seconds();

@@ -125,11 +125,10 @@ class InferenceModel {
   double kv_per_token_ = 0;
   int64_t kv_tokens_ = 0;
   // The weight GEMMs, timed by gemm_time() (gemm.h) layer span by layer span, as training times
-  // them, in the instance's precision at the in-situ share of their microbenchmark rate.
+  // them, in the instance's precision at serving's compute share (params_.compute_share).
   Model model_;
   LayerSpans spans_;         // layer_spans(model_)
   double weight_bytes_ = 2;  // bytes per stored weight (int4: dequantised)
-  double in_situ_ = 1;
   // Rates.
   double sixteen_rate_ = 0;    // FLOP/s of 16-bit GEMMs (decode attention)
   double attention_rate_ = 0;  // FLOP/s of attention kernels
