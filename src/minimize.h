@@ -2,7 +2,8 @@
 //
 // Nelder-Mead's downhill simplex (Nelder and Mead 1965) from a fixed start, with every trial
 // point clamped into its box, so that a fit gives the same answer on every machine. Used by the
-// GEMM tile fit (gemm.cc) and the fit of the training model to published runs (calibration.cc).
+// GEMM tile fit (gemm.cc) and the fits of the training and serving models to published runs
+// (calibration.cc).
 #ifndef GPUPLAN_SRC_MINIMIZE_H_
 #define GPUPLAN_SRC_MINIMIZE_H_
 

@@ -17,15 +17,11 @@ constexpr double kFusedBackwardWork = 2.5;
 
 // The GEMMs of one linear layer, rows x in -> rows x out: forward, input gradient and (for
 // trained weights) weight gradient.
-// Inside a training step a GEMM computes at `in_situ` (TrainParams::in_situ_for the GPU's
-// architecture) of its microbenchmark rate (gemm.h).
-Seconds step_gemm(const Gpu& gpu, Precision precision, const GemmShape& shape, double in_situ) {
-  return gemm_time(gpu, precision, shape, in_situ);
-}
-
 struct Linear {
   const Gpu& gpu;
   Precision precision;
+  // Inside a training step a GEMM computes at `in_situ` (TrainParams::in_situ_for the GPU's
+  // architecture) of its microbenchmark rate: gemm_time's compute share (gemm.h).
   double in_situ;
   LayerWork& work;
 
@@ -33,10 +29,10 @@ struct Linear {
     if (rows <= 0 || out <= 0 || in <= 0) {
       return;
     }
-    work.gemm_forward += step_gemm(gpu, precision, {rows, out, in, batch}, in_situ);
-    work.gemm_backward += step_gemm(gpu, precision, {rows, in, out, batch}, in_situ);
+    work.gemm_forward += gemm_time(gpu, precision, {rows, out, in, batch}, in_situ);
+    work.gemm_backward += gemm_time(gpu, precision, {rows, in, out, batch}, in_situ);
     if (trained) {
-      work.gemm_backward += step_gemm(gpu, precision, {in, out, rows, batch}, in_situ);
+      work.gemm_backward += gemm_time(gpu, precision, {in, out, rows, batch}, in_situ);
     }
   }
 };
@@ -99,7 +95,7 @@ void attention(const Model& m, const Gpu& gpu, const TrainJob& job, double in_si
     const int64_t batch = mj.micro_batch * heads;
     const Precision sixteen = Precision::kBf16;
     auto bmm = [&](int64_t rows, int64_t cols, int64_t inner) {
-      return step_gemm(gpu, sixteen, {rows, cols, inner, batch}, in_situ);
+      return gemm_time(gpu, sixteen, {rows, cols, inner, batch}, in_situ);
     };
     // Forward: scores Q K^T (queries x keys over d), then P V (queries x d over keys).
     w.attention_forward = bmm(queries, mj.seq, d) + bmm(queries, d, mj.seq);

@@ -48,8 +48,9 @@ struct GemmShape {
 // bandwidth, or its FLOPs at the sustained rate, whichever is longest, plus the launch. A GEMM
 // with fewer tiles than SMs (a decode step's few rows) splits k among blocks (split-K) as far
 // as it pays for its fp32 partial sums. `compute_share` is the share of the microbenchmark's
-// compute rate the GPU keeps under load (TrainParams::in_situ_for: a training step or a
-// serving iteration); it slows the tiles and the sustained rate, not the memory traffic.
+// compute rate the GPU keeps under load (TrainParams::in_situ_for in a training step,
+// InferenceParams::compute_share in a serving iteration); it slows the tiles and the sustained
+// rate, not the memory traffic.
 // Training and serving time their GEMMs with this one function. docs/FORMULAS.md#gemm.
 // REQUIRES: gpu.efficiency and gpu.tiles are set; the GPU has a peak for `precision`'s class;
 // 0 < compute_share <= 1.
