@@ -253,7 +253,6 @@ Result<InferenceParams> load_inference_params(const std::string& path,
     TomlReader r(table, path);
     r.accept("schema");
     GPUPLAN_ASSIGN_OR_RETURN(p.engine, r.text("engine"));
-    GPUPLAN_ASSIGN_OR_RETURN(p.elementwise_traffic, r.number("elementwise_traffic", 1.0, 4.0));
     GPUPLAN_RETURN_IF_ERROR(r.text("source"));
     GPUPLAN_RETURN_IF_ERROR(r.finish());
   }
@@ -268,6 +267,7 @@ Result<InferenceParams> load_inference_params(const std::string& path,
   p.layer_overhead = Seconds(v);
   GPUPLAN_ASSIGN_OR_RETURN(p.stream_share, r.number("stream_share", 0.1, 1.0));
   GPUPLAN_ASSIGN_OR_RETURN(p.compute_share, r.number("compute_share", 0.1, 1.0));
+  GPUPLAN_ASSIGN_OR_RETURN(p.elementwise_traffic, r.number("elementwise_traffic", 0.1, 20.0));
   // What the fit was made from, kept for people.
   GPUPLAN_RETURN_IF_ERROR(r.integer("entries", 0, 1000000));
   GPUPLAN_RETURN_IF_ERROR(r.number("median_abs_error_pct", 0.0, 1e6));

@@ -136,9 +136,10 @@ TEST(Calibration, OutOfSampleRowsArePredictedByAFitThatNeverSawThem) {
 // --- The serving fit (params/serving-fit.toml) ---
 
 // Serving rows whose simulations are quick (uniform lengths; a static batch, or offline), across
-// what the four parameters move, from six publications: V02, V10, V11 (offline throughput of
-// Llama 3.1 70B on one H100 and on two, of 8B at 20,000 prompt tokens: decode reading weights
-// and long KV caches), V17, V18 (static-batch throughput of Llama 2 7B and 70B on H100), V19,
+// what the five parameters move, from six publications: V01, V09 (offline throughput of Llama
+// 3.1 8B at batches near 2,000 on one H100), V02, V04, V10, V11 (offline throughput of Llama 3.1
+// 70B on one H100 and on two, of 8B at 20,000 prompt tokens: decode reading weights and long KV
+// caches), V17, V18 (static-batch throughput of Llama 2 7B and 70B on H100), V19,
 // V20 (TTFT of one prompt alone), V21 (throughput and TTFT at batch 64), V22 (Llama 2 70B on
 // H200) and V29 (GPT-J 6B on A100, TPOT and TTFT at batch 1): models of 28, 32, 40 and 80
 // layers, prefill and decode.
@@ -148,15 +149,16 @@ std::vector<ServingRow> quick_serving_rows() {
   EXPECT_TRUE(rows.has_value()) << rows.error().message();
   std::vector<ServingRow> out;
   for (ServingRow& r : *rows) {
-    if (r.id == "V02" || r.id == "V10" || r.id == "V11" || r.id == "V17" || r.id == "V18" ||
-        r.id == "V19" || r.id == "V20" || r.id == "V21" || r.id == "V22" || r.id == "V29") {
+    if (r.id == "V01" || r.id == "V02" || r.id == "V04" || r.id == "V09" || r.id == "V10" ||
+        r.id == "V11" || r.id == "V17" || r.id == "V18" || r.id == "V19" || r.id == "V20" ||
+        r.id == "V21" || r.id == "V22" || r.id == "V29") {
       out.push_back(std::move(r));
     }
   }
   return out;
 }
 
-// Known serving parameters, away from the fit's start (calibration.cc: 1 ms, 20 us, 0.8, 0.8)
+// Known serving parameters, away from the fit's start (calibration.cc: 1 ms, 20 us, 0.8, 0.8, 2)
 // and inside its bounds.
 InferenceParams serving_generator() {
   InferenceParams p = shipped_catalog().inference_params();
@@ -164,6 +166,7 @@ InferenceParams serving_generator() {
   p.layer_overhead = Seconds(40e-6);
   p.stream_share = 0.65;
   p.compute_share = 0.9;
+  p.elementwise_traffic = 1.4;
   return p;
 }
 
@@ -182,19 +185,22 @@ std::vector<ServingRow> made_exact(std::vector<ServingRow> rows, const Inference
 TEST(ServingCalibration, RecoversTheParametersThatGeneratedTheEntries) {
   const InferenceParams want = serving_generator();
   const std::vector<ServingRow> rows = made_exact(quick_serving_rows(), want);
-  ASSERT_EQ(rows.size(), 10U);
+  ASSERT_EQ(rows.size(), 13U);
   const ServingFit fit = fit_serving(rows, shipped_catalog());
-  EXPECT_EQ(fit.entries, 12);  // one each, V21 and V29 two: three per parameter
+  EXPECT_EQ(fit.entries, 15);  // one each, V21 and V29 two: three per parameter
   EXPECT_TRUE(fit.caveat.empty());
   EXPECT_LT(fit.median_abs_error_pct, 0.5);
   // Host time per iteration and per layer are told apart by models of 28, 32 and 80 layers;
   // the streaming share by decode steps that read weights and KV caches of different sizes; the
-  // compute share by prefills (V19, V20, V29) and large static batches (V17, V22).
+  // compute share by prefills (V19, V20, V29); the elementwise traffic, which grows with the
+  // hidden width where the GEMMs grow with its square, by large batches of 4,096-wide models
+  // (V01, V09, V17) beside those of 8,192-wide ones (V04, V18, V22).
   for (const FittedParameter& f : fit.fitted) {
-    const double expected = f.name == "iteration_overhead" ? want.iteration_overhead.si()
-                            : f.name == "layer_overhead"   ? want.layer_overhead.si()
-                            : f.name == "stream_share"     ? want.stream_share
-                                                           : want.compute_share;
+    const double expected = f.name == "iteration_overhead"    ? want.iteration_overhead.si()
+                            : f.name == "layer_overhead"      ? want.layer_overhead.si()
+                            : f.name == "stream_share"        ? want.stream_share
+                            : f.name == "elementwise_traffic" ? want.elementwise_traffic
+                                                              : want.compute_share;
     EXPECT_NEAR(f.value, expected, 0.05 * expected) << f.name;
   }
 }
@@ -212,6 +218,8 @@ TEST(ServingCalibration, WithEveryPublicationExcludedTheCatalogsParametersStand)
             shipped_catalog().inference_params().layer_overhead.si());
   EXPECT_EQ(fit.params.stream_share, shipped_catalog().inference_params().stream_share);
   EXPECT_EQ(fit.params.compute_share, shipped_catalog().inference_params().compute_share);
+  EXPECT_EQ(fit.params.elementwise_traffic,
+            shipped_catalog().inference_params().elementwise_traffic);
 }
 
 TEST(ServingCalibration, APublicationIsTheSourceUpToItsFirstSemicolon) {
@@ -227,7 +235,7 @@ TEST(ServingCalibration, LeaveOnePublicationOutPredictsEachPublicationFromTheOth
   const std::vector<ServingRow> rows = made_exact(quick_serving_rows(), serving_generator());
   const CrossValidation cv = cross_validate_serving(rows, shipped_catalog(), 2);
   EXPECT_EQ(cv.sources, 6);
-  ASSERT_EQ(cv.rows.size(), 12U);
+  ASSERT_EQ(cv.rows.size(), 15U);
   bool differs = false;
   for (const CrossValidatedRow& r : cv.rows) {
     ASSERT_TRUE(r.in_sample && r.out_of_sample) << r.id << " " << r.metric << ": " << r.reason;

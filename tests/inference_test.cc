@@ -101,12 +101,12 @@ TEST_F(InferenceTest, DecodingOneTokenStreamsTheWeightsOnce) {
               1e-12);
 }
 
-TEST_F(InferenceTest, ElementwiseKernelsMoveWhatATokenWritesTwice) {
+TEST_F(InferenceTest, ElementwiseKernelsMoveWhatATokenWritesTheFittedPasses) {
   // Llama 3.1 8B (h 4096, 32 heads and 8 KV heads of 128, gated MLP of 14336, 32 layers) on one
   // GPU: a token writes two norm outputs and two residual sums (4h), Q, K, V and the attention
   // output (2 x 4096 + 2 x 1024) and the gated MLP's three intermediate tensors (3 x 14336) per
-  // layer, 2 bytes each, written once and read once (data/params/inference.toml:
-  // elementwise_traffic 2), at the decode kernels' bandwidth.
+  // layer, 2 bytes each, moved elementwise_traffic times (fitted, data/params/serving-fit.toml;
+  // 2 would be written once and read once), at the decode kernels' bandwidth.
   const InferenceModel im = make("llama-3.1-8b", "h100-sxm", 1);
   ASSERT_TRUE(im.feasible()) << im.reason().en;
   BatchShape b;
@@ -115,7 +115,7 @@ TEST_F(InferenceTest, ElementwiseKernelsMoveWhatATokenWritesTwice) {
   b.logits = 1;
   const double elements = 4.0 * 4096 + 2.0 * 4096 + 2.0 * 1024 + 3.0 * 14336;
   const double traffic = catalog_->inference_params().elementwise_traffic;
-  EXPECT_EQ(traffic, 2.0);
+  EXPECT_GT(traffic, 0.0);
   EXPECT_NEAR(im.iteration(b).elementwise.si(),
               1000.0 * 32 * elements * 2.0 * traffic / decode_bandwidth("h100-sxm"), 1e-12);
 }

@@ -6,9 +6,10 @@
 // gap of one elementwise kernel, the slowdown that hidden communication causes the compute under
 // it, and the fixed time per optimizer step. They are few, physical and shared by every run and
 // framework, and this module is the only place that sets them: it fits them to the rows of a
-// validation file by least absolute log error (robust to a few outlying rows), from a fixed start,
-// so anyone can refit them and get the same numbers. gpuplan calibrate --validation writes the
-// result into data/params/training-fit.toml. Leave-one-source-out cross-validation refits without
+// validation file by least absolute log error, each row's at most log 1.3 (so that a row missed
+// for a reason the parameters cannot mend does not pull them), from a fixed start, so anyone can
+// refit them and get the same numbers. gpuplan calibrate --validation writes the result into
+// data/params/training-fit.toml. Leave-one-source-out cross-validation refits without
 // each source's rows and predicts them, which is the error to expect on runs from a source the fit
 // never saw. docs/VALIDATION.md shows both.
 #ifndef GPUPLAN_CALIBRATION_H_
@@ -84,12 +85,12 @@ std::string training_fit_file(const TrainingFit& fit, const std::string& what);
 // The serving model's parameters that no microbenchmark gives (params/serving-fit.toml): the
 // engine's host time per iteration, the fixed time per layer per iteration beyond its kernels'
 // time, the share of the streaming bandwidth that memory-bound attention and elementwise
-// kernels reach, and the share of their microbenchmark compute rate that GEMM and attention
-// kernels keep on a loaded GPU.
+// kernels reach, the share of their microbenchmark compute rate that GEMM and attention
+// kernels keep on a loaded GPU, and the passes elementwise kernels make over the tensors a token
+// writes (fewer where the engine fuses them).
 // Fitted to every (row, metric) entry of a validation file of kind "inference" by least
-// absolute log error from a fixed start, as the training fit is; an entry the model does not
-// predict at some trial parameters counts as a factor e^2 off, so the fit gains nothing by
-// pushing a row out of what it predicts.
+// absolute log error, each entry's at most log 1.3, from a fixed start, as the training fit is;
+// an entry off by more than 30 % or not predicted at some trial parameters counts as one miss.
 struct ServingFit {
   InferenceParams params;  // the catalog's, with the fitted ones replaced
   std::vector<FittedParameter> fitted;

@@ -73,6 +73,7 @@ struct InferenceParams {
   double compute_share = 0;        // of the microbenchmark tensor-core rate (gemm.h), what a
                                    // serving engine's GEMM and attention kernels reach loaded
   double elementwise_traffic = 0;  // passes over the bytes of the tensors a token writes
+                                   // (fitted: engines fuse some of those kernels)
 };
 
 }  // namespace gpuplan
