@@ -25,6 +25,11 @@
 
 namespace gpuplan {
 
+// Both fits minimise the mean over their entries of min(|log(predicted / published)|,
+// log kFitMissRatio): an entry off by more than this ratio, or not predicted, counts as one miss
+// whatever its size (calibration.cc, log_miss).
+inline constexpr double kFitMissRatio = 1.3;
+
 // A fitted parameter: its name as in its -fit.toml file, its value and the physical range
 // searched, and the unit the file gives it in ("ms", "us"; "" for a share or ratio).
 struct FittedParameter {

@@ -22,8 +22,11 @@ namespace gpuplan::cli {
 namespace {
 
 constexpr const char* kName = "calibrate";
-// What the --validation fits minimise (calibration.cc, log_miss).
-constexpr const char* kLoss = "least absolute log error, each at most log 1.3";
+
+// What the --validation fits minimise, for the file's source line (calibration.h).
+std::string fit_loss_text() {
+  return fmt::format("least absolute log error, each at most log {:g}", kFitMissRatio);
+}
 
 bool write_text(const std::string& path, const std::string& text) {
   std::ofstream o(path, std::ios::binary);
@@ -143,7 +146,7 @@ int run_serving_fit(const Catalog& catalog, const std::string& file, const std::
   }
   const std::string what =
       fmt::format("gpuplan calibrate --validation {} on {}: {} (row, metric) entries, {}", file,
-                  today(), fit.entries, kLoss);
+                  today(), fit.entries, fit_loss_text());
   return write_fit(out, serving_fit_file(fit, what), fit.fitted, fit.entries, "entries",
                    fit.evaluations, fit.median_abs_error_pct, fit.max_abs_error_pct, fit.caveat);
 }
@@ -165,7 +168,7 @@ int run_validation_fit(const Catalog& catalog, const std::string& file, const st
     return report_error(kName, Error{file, "no row can be predicted", "nothing to fit to"});
   }
   const std::string what = fmt::format("gpuplan calibrate --validation {} on {}: {} rows, {}", file,
-                                       today(), fit.rows, kLoss);
+                                       today(), fit.rows, fit_loss_text());
   return write_fit(out, training_fit_file(fit, what), fit.fitted, fit.rows, "rows", fit.evaluations,
                    fit.median_abs_error_pct, fit.max_abs_error_pct, fit.caveat);
 }
