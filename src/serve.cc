@@ -84,8 +84,6 @@ ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
 // See ServeJob::sweep and SweepPoint.
 std::vector<SweepPoint> sweep(const ServeOption& b, const ServeJob& job) {
   std::vector<SweepPoint> points;
-  // What the replicas complete with every request queued at once.
-  const double ceiling = b.offline.requests_per_s * static_cast<double>(job.setup.replicas);
   for (double load : job.sweep) {
     Workload w = job.workload;
     SweepPoint p;
@@ -96,7 +94,7 @@ std::vector<SweepPoint> sweep(const ServeOption& b, const ServeJob& job) {
     } else {
       w.rate_per_s = load;
       p.load = load;
-      p.overload = load > ceiling;
+      p.overload = load > offline_ceiling(b, job.setup.replicas);
     }
     w.goodput = job.slo;
     if (p.overload) {
@@ -352,6 +350,10 @@ std::string shape_name(const ServeOption& o) {
   return o.pp > 1 ? fmt::format("tp {} pp {}", o.tp, o.pp) : fmt::format("tp {}", o.tp);
 }
 
+double offline_ceiling(const ServeOption& o, int64_t replicas) {
+  return o.offline.requests_per_s * static_cast<double>(replicas);
+}
+
 Precision default_kv_precision(Precision weights) {
   return weights == Precision::kFp8 || weights == Precision::kFp16 ? weights : Precision::kBf16;
 }
@@ -426,6 +428,7 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
     }
     a.requests = w.requests;
     a.run = simulate_serving(*best->model, w, job.setup);
+    a.run_overload = !job.closed() && w.rate_per_s > offline_ceiling(*best, job.setup.replicas);
   }
   if (job.target > 0) {
     a.fleet = size_fleet(*best, job);

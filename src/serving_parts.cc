@@ -197,9 +197,13 @@ Outcomes::Outcomes(const Workload& w)
     : goodput_(w.goodput),
       from_(std::min(w.warmup, w.requests)),
       to_(std::max(from_, w.requests - w.cooldown)),
-      windowed_(w.warmup > 0 || w.cooldown > 0) {}
+      windowed_(w.warmup > 0 || w.cooldown > 0),
+      open_(w.rate_per_s > 0 && w.users <= 0) {}
 
 void Outcomes::arrived(int64_t id, Ticks now) {
+  if (start_ < 0) {
+    start_ = now;
+  }
   if (id == from_) {
     window_start_ = now;
   }
@@ -210,19 +214,31 @@ void Outcomes::arrived(int64_t id, Ticks now) {
 
 void Outcomes::add(int64_t id, Ticks arrival, Ticks first_token, Ticks finish, int64_t output) {
   ++simulated_;
-  const bool in_window = window_start_ >= 0 && window_end_ < 0;
-  if (in_window) {
-    // Completions while the measured requests arrive: the steady rate.
-    window_tokens_ += static_cast<double>(output);
-    ++window_completions_;
-  }
+  all_tokens_ += static_cast<double>(output);
+  end_ = std::max(end_, finish);
   const double ttft = to_seconds(first_token - arrival);
   const double tpot =
       output > 1 ? to_seconds(finish - first_token) / static_cast<double>(output - 1) : 0.0;
   const bool good = (!goodput_.ttft_p99 || ttft <= goodput_.ttft_p99->si()) &&
                     (!goodput_.tpot_p99 || tpot <= goodput_.tpot_p99->si());
-  if (in_window && good) {
-    ++window_good_;
+  if (window_start_ >= 0 && output > 0) {
+    // The tokens this request generated while the measured requests arrived: the first at
+    // first_token, the other output - 1 evenly over (first_token, finish]. Requests finish in
+    // time order, so a window not yet closed ends after `finish`.
+    const Ticks from = window_start_;
+    const Ticks to = window_end_ >= 0 ? window_end_ : finish;
+    double tokens = first_token >= from && first_token <= to ? 1.0 : 0.0;
+    if (output > 1) {
+      const Ticks overlap = std::min(finish, to) - std::max(first_token, from);
+      if (overlap > 0) {
+        tokens += static_cast<double>(output - 1) * static_cast<double>(overlap) /
+                  static_cast<double>(finish - first_token);
+      }
+    }
+    const double share = tokens / static_cast<double>(output);
+    window_tokens_ += tokens;
+    window_requests_ += share;
+    window_good_ += good ? share : 0.0;
   }
   if (id < from_ || id >= to_) {
     return;
@@ -245,12 +261,20 @@ ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) c
   r.feasible = true;
   r.requests = count_;
   r.simulated = simulated_;
+  r.ttft = ttft_.summary();
+  r.tpot = tpot_.summary();
+  r.e2e = e2e_.summary();
   if (windowed_) {
     r.duration = Seconds(to_seconds(window_end_ - window_start_));
     const double t = r.duration.si();
     r.output_tokens_per_s = t > 0 ? window_tokens_ / t : 0;
-    r.requests_per_s = t > 0 ? static_cast<double>(window_completions_) / t : 0;
-    r.goodput_per_s = t > 0 ? static_cast<double>(window_good_) / t : 0;
+    r.requests_per_s = t > 0 ? window_requests_ / t : 0;
+    r.goodput_per_s = t > 0 ? window_good_ / t : 0;
+    if (open_ && count_ > 0 && end_ > start_ &&
+        to_seconds(window_start_ - start_) < r.e2e.mean - r.ttft.mean) {
+      r.filling = true;
+      r.run_tokens_per_s = all_tokens_ / to_seconds(end_ - start_);
+    }
   } else {
     r.duration = Seconds(to_seconds(last_ - first_));
     const double t = r.duration.si();
@@ -258,9 +282,6 @@ ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) c
     r.requests_per_s = t > 0 ? static_cast<double>(count_) / t : 0;
     r.goodput_per_s = t > 0 ? static_cast<double>(good_) / t : 0;
   }
-  r.ttft = ttft_.summary();
-  r.tpot = tpot_.summary();
-  r.e2e = e2e_.summary();
   if (gap_count_ > 0) {
     r.itl_mean = to_seconds(gaps_) / static_cast<double>(gap_count_);
   }

@@ -117,8 +117,9 @@ struct EngineTotals {
 };
 
 // The record of finished requests, folded as they finish: those of the workload's measured
-// window (Workload::warmup, cooldown) for latencies, and what completes between the window's
-// first and last arrival for throughput.
+// window (Workload::warmup, cooldown) for latencies, and the tokens every request generated
+// between the window's first and last arrival for throughput (a request's first token at its
+// first-token time, the rest evenly to its end).
 class Outcomes {
  public:
   explicit Outcomes(const Workload& w);
@@ -135,11 +136,15 @@ class Outcomes {
   int64_t from_ = 0;  // measured ids: [from_, to_)
   int64_t to_ = 0;
   bool windowed_ = false;
+  bool open_ = false;  // Poisson arrivals
+  Ticks start_ = -1;   // the first arrival
+  Ticks end_ = 0;      // the last completion
+  double all_tokens_ = 0;
   Ticks window_start_ = -1;  // arrival of from_
   Ticks window_end_ = -1;    // arrival of to_ - 1
   double window_tokens_ = 0;
-  int64_t window_completions_ = 0;
-  int64_t window_good_ = 0;
+  double window_requests_ = 0;  // each request's share of its tokens generated in the window
+  double window_good_ = 0;
   int64_t simulated_ = 0;
   int64_t count_ = 0;
   Ticks first_ = -1;

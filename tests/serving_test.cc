@@ -461,9 +461,48 @@ TEST_F(ServingTest, ASteadyRunLeavesOutTheUsersSynchronisedStart) {
   EXPECT_LT(steady.result.ttft.p99, whole.ttft.p99);
   // The warm-up counts as simulated, not measured.
   EXPECT_GT(steady.result.simulated, steady.result.requests);
-  // Throughput is what completes while the measured requests arrive: a closed loop of 64 users
-  // holds 64 in flight, so rate x E2E = 64 within the run-to-run tolerance.
+  // Throughput is the output generated while the measured requests arrive: a closed loop of 64
+  // users holds 64 in flight, so rate x E2E = 64 within the run-to-run tolerance.
   EXPECT_NEAR(steady.result.requests_per_s * steady.result.e2e.mean, 64.0, 64.0 * 0.05);
+  EXPECT_FALSE(steady.result.filling);  // a closed loop's warm-up is its users' first round
+}
+
+TEST_F(ServingTest, AShortRunPastCapacityMeasuresTheTokensItsWindowGenerates) {
+  // 200 requests of 500 -> 500 tokens arrive at 1,000 per second: the measured 160 (the first
+  // and last 20 left out, steady_run's 10 %) arrive within about 0.16 s, while one request
+  // alone needs 499 decode steps of at least model_->decode_step(1, 500) each (about 7 ms on
+  // one H100: more than 3 s). No request completes in the window, yet the engine computes
+  // prompts and decodes all through it: its throughput is the tokens generated there.
+  const Workload w = steady_run(work(200, 500, 500, 1000.0), 200, kSearchRun);
+  ASSERT_EQ(w.warmup, 20);
+  const ServingResult r = simulate_serving(*model_, w, ServingSetup{});
+  ASSERT_TRUE(r.feasible) << r.reason.en;
+  EXPECT_LT(r.duration.si(), 499 * model_->decode_step(1, 500).si());
+  EXPECT_GT(r.output_tokens_per_s, 0);
+  // Every request asks 500 tokens, so the requests' shares of their output generated in the
+  // window, over the window, are its tokens/s over 500.
+  EXPECT_NEAR(r.requests_per_s * 500, r.output_tokens_per_s, 1e-9 * r.output_tokens_per_s);
+  // The window opened 0.02 s after the first arrival, before any request could finish: not yet
+  // steady. What a benchmark of the same 200 requests reports is the run without a window.
+  EXPECT_TRUE(r.filling);
+  Workload whole = w;
+  whole.warmup = 0;
+  whole.cooldown = 0;
+  const ServingResult all = simulate_serving(*model_, whole, ServingSetup{});
+  EXPECT_DOUBLE_EQ(r.run_tokens_per_s, all.output_tokens_per_s);
+  EXPECT_FALSE(all.filling);
+  // Long enough, the window sees what the engine completes with every request queued: at twice
+  // the offline rate, run until it settles or 16,000 requests (kSearchRun), within 5 % of it
+  // (the bound of AboveCapacityThroughputSaturatesAtTheOfflineRate). Its warm-up, 1,600
+  // requests at twice about 20 per second, outlasts a request's decode of 499 steps.
+  const ServingResult offline = simulate_serving(*model_, work(4000, 500, 500), ServingSetup{});
+  const ServingResult settled =
+      simulate_settled(*model_, work(4000, 500, 500, 2 * offline.requests_per_s), ServingSetup{},
+                       kSearchRun)
+          .result;
+  EXPECT_FALSE(settled.filling);
+  EXPECT_NEAR(settled.output_tokens_per_s, offline.output_tokens_per_s,
+              0.05 * offline.output_tokens_per_s);
 }
 
 TEST_F(ServingTest, DisaggregatedPoolsPrefillThenSendTheCacheThenDecode) {

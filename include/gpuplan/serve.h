@@ -150,6 +150,9 @@ struct ServeAnswer {
                           // and last 10 % (and a closed loop's first round) not measured
   int64_t max_batch = 0;  // the engine's limits, for people to read
   int64_t chunk_tokens = 0;
+  // `run`'s Poisson arrivals exceed what its replicas complete with every request queued (as a
+  // sweep's SweepPoint::overload): its queue and TTFT grow as long as the run lasts.
+  bool run_overload = false;
 
   const ServeOption* best_option() const {
     return best < 0 ? nullptr : &options[static_cast<size_t>(best)];
@@ -158,6 +161,10 @@ struct ServeAnswer {
 
 // "tp 4", "tp 8 pp 2": a shape for people.
 std::string shape_name(const ServeOption& o);
+
+// What `replicas` instances of `o` complete per second with every request queued at once.
+// Poisson arrivals faster than that overload them: the queue grows as long as a run lasts.
+double offline_ceiling(const ServeOption& o, int64_t replicas);
 
 // KV cache precision when none is given: fp8 and fp16 weights keep their format, the others bf16.
 Precision default_kv_precision(Precision weights);

@@ -79,9 +79,10 @@ struct Workload {
   // per request) count as good; without bounds, every completed request does.
   Slo goodput;
   // The requests measured, by the order they are issued: all but the first `warmup` (the system
-  // filling up) and the last `cooldown` (it draining). With either, throughput is what
-  // completes between the first and the last measured arrival, over that time; with neither,
-  // all output over the first arrival to the last completion, as benchmark harnesses report it.
+  // filling up) and the last `cooldown` (it draining). With either, throughput is the output
+  // generated between the first and the last measured arrival, over that time (a window shorter
+  // than a request's latency still sees the engines at work); with neither, all output over the
+  // first arrival to the last completion, as benchmark harnesses report it.
   int64_t warmup = 0;
   int64_t cooldown = 0;
   // Prefix caching: the share of each prompt's tokens whose keys and values an engine already
@@ -130,7 +131,7 @@ struct ServingResult {
   Text reason;                     // why not, when infeasible
   int64_t requests = 0;            // measured
   int64_t simulated = 0;           // issued and completed, a warm-up and cool-down included
-  Seconds duration;                // first arrival to last completion
+  Seconds duration;                // a steady run's window, or first arrival to last completion
   double output_tokens_per_s = 0;  // over all instances
   double requests_per_s = 0;       // completed
   double goodput_per_s = 0;        // completed within the workload's goodput bounds
@@ -143,6 +144,15 @@ struct ServingResult {
   int64_t kv_sequences = 0;        // requests of this length the KV cache holds at once
   int64_t iterations = 0;          // over all instances
   int64_t preemptions = 0;         // sequences evicted to make room (paged KV cache)
+  // A steady run (Workload::warmup or cooldown) counts, in its window from the first measured
+  // arrival to the last, the tokens generated there, and each request as the share of its own
+  // output generated there. One of Poisson arrivals whose warm-up (first arrival to first
+  // measured one) was shorter than a measured request's mean decode (E2E - TTFT, queueing left
+  // out) opened its window before the engines had once turned their batch over: `filling`, its
+  // throughput low. `run_tokens_per_s` is then what a benchmark of the same requests reports:
+  // all output over the first arrival to the last completion.
+  bool filling = false;
+  double run_tokens_per_s = 0;
 };
 
 ServingResult simulate_serving(const InferenceModel& model, const Workload& w,

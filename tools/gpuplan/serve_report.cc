@@ -62,7 +62,25 @@ Costs costs(const ServeReport& r) {
 }
 
 void print_result(const ServingResult& r, Lang lang) {
-  if (r.simulated > r.requests) {
+  if (r.simulated > r.requests && r.filling) {
+    // A steady run too short to be steady: its window opened while the engines still filled.
+    emit("{}",
+         say(lang,
+             "  throughput  {} output tokens/s ({} requests/s) while the {} measured of {} "
+             "requests arrived, not yet steady: the warm-up was shorter than a mean decode\n"
+             "              a benchmark of these {} requests reports {} output tokens/s, from the "
+             "first arrival to the last completion\n",
+             "  vazão       {} tokens de saída/s ({} requisições/s) enquanto chegavam {} de {} "
+             "requisições, ainda fora do regime: o aquecimento foi mais curto que uma "
+             "decodificação média\n"
+             "              um benchmark destas {} requisições mede {} tokens de saída/s, da "
+             "primeira chegada à última conclusão\n",
+             number(std::round(r.output_tokens_per_s), 0, lang), number(r.requests_per_s, 2, lang),
+             number(static_cast<double>(r.requests), 0, lang),
+             number(static_cast<double>(r.simulated), 0, lang),
+             number(static_cast<double>(r.simulated), 0, lang),
+             number(std::round(r.run_tokens_per_s), 0, lang)));
+  } else if (r.simulated > r.requests) {
     // A steady run: its warm-up and drain simulated, not measured.
     emit("{}",
          say(lang,
@@ -148,7 +166,7 @@ void print_sweep(const ServeReport& r) {
   const auto over =
       std::find_if(a.sweep.begin(), a.sweep.end(), [](const SweepPoint& p) { return p.overload; });
   if (over != a.sweep.end()) {
-    const double ceiling = best.offline.requests_per_s * static_cast<double>(job.setup.replicas);
+    const double ceiling = offline_ceiling(best, job.setup.replicas);
     emit("{}", say(lang,
                    "  overload: from {} requests/s the arrivals exceed what the replicas complete "
                    "with every request queued at once ({} requests/s); the queue grows without "
@@ -452,7 +470,11 @@ void write_result(JsonWriter& w, const char* key, const ServingResult& r) {
       .field("simulated_requests", r.simulated)
       .field("duration_s", r.duration.si())
       .field("output_tokens_per_s", r.output_tokens_per_s)
-      .field("requests_per_s", r.requests_per_s);
+      .field("requests_per_s", r.requests_per_s)
+      .field("filling", r.filling);
+  if (r.filling) {
+    w.field("run_output_tokens_per_s", r.run_tokens_per_s);
+  }
   write_percentiles(w, "ttft", r.ttft);
   write_percentiles(w, "tpot", r.tpot);
   write_percentiles(w, "e2e", r.e2e);
@@ -569,6 +591,7 @@ void write_best(JsonWriter& j, const ServeReport& r) {
   }
   if (a.run) {
     write_result(j, "simulation", *a.run);
+    j.field("simulation_overload", a.run_overload);
   }
   if (!a.sweep.empty()) {
     write_sweep(j, r);
@@ -782,6 +805,16 @@ void print_serve_text(const ServeReport& r) {
                        ? tr(lang, ", paged KV cache", ", cache KV paginado")
                        : ""));
     print_result(*a.run, lang);
+    if (a.run_overload) {
+      emit("{}", say(lang,
+                     "  overload    the arrivals exceed what the replicas complete with every "
+                     "request queued at once ({} requests/s): the queue, and TTFT, grow as long as "
+                     "the run lasts\n",
+                     "  sobrecarga  as chegadas passam do que as réplicas concluem com todas as "
+                     "requisições na fila ({} requisições/s): a fila, e o TTFT, crescem enquanto "
+                     "durar a simulação\n",
+                     number(offline_ceiling(*best, job.setup.replicas), 2, lang)));
+    }
     if (job.slo.any()) {
       Text why;
       const bool met = meets_slo(*a.run, job.slo, &why);
