@@ -116,10 +116,9 @@ double unit_scale(const std::string& unit) {
 
 // What an entry adds to a fit's loss: |log(predicted / published)|, at most log kFitMissRatio
 // (1.3). An entry the model misses by more than 30 % (the bound the project sets for results it
-// has not seen),
-// or does not predict at the trial parameters, is missed for a reason the shared parameters
-// cannot mend: a benchmark's length or a year of software the row does not carry. It counts as
-// one miss whatever its size (a truncated absolute loss), so that it does not pull the
+// has not seen), or does not predict at the trial parameters, is missed for a reason the shared
+// parameters cannot mend: a benchmark's length or a year of software the row does not carry. It
+// counts as one miss whatever its size (a truncated absolute loss), so that it does not pull the
 // parameters every other entry shares.
 double log_miss(const ValidationEntry& e) {
   const double missed = std::log(kFitMissRatio);

@@ -244,9 +244,6 @@ void Outcomes::add(int64_t id, Ticks arrival, Ticks first_token, Ticks finish, i
     return;
   }
   ++count_;
-  first_ = first_ < 0 ? arrival : std::min(first_, arrival);
-  last_ = std::max(last_, finish);
-  tokens_ += static_cast<double>(output);
   ttft_.add(ttft);
   e2e_.add(to_seconds(finish - arrival));
   if (output > 1) {
@@ -276,9 +273,10 @@ ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) c
       r.run_tokens_per_s = all_tokens_ / to_seconds(end_ - start_);
     }
   } else {
-    r.duration = Seconds(to_seconds(last_ - first_));
+    // Every request measured: the whole run.
+    r.duration = Seconds(to_seconds(end_ - start_));
     const double t = r.duration.si();
-    r.output_tokens_per_s = t > 0 ? tokens_ / t : 0;
+    r.output_tokens_per_s = t > 0 ? all_tokens_ / t : 0;
     r.requests_per_s = t > 0 ? static_cast<double>(count_) / t : 0;
     r.goodput_per_s = t > 0 ? static_cast<double>(good_) / t : 0;
   }

@@ -136,10 +136,10 @@ class Outcomes {
   int64_t from_ = 0;  // measured ids: [from_, to_)
   int64_t to_ = 0;
   bool windowed_ = false;
-  bool open_ = false;  // Poisson arrivals
-  Ticks start_ = -1;   // the first arrival
-  Ticks end_ = 0;      // the last completion
-  double all_tokens_ = 0;
+  bool open_ = false;        // Poisson arrivals
+  Ticks start_ = -1;         // the first arrival
+  Ticks end_ = 0;            // the last completion
+  double all_tokens_ = 0;    // output of every request, measured or not
   Ticks window_start_ = -1;  // arrival of from_
   Ticks window_end_ = -1;    // arrival of to_ - 1
   double window_tokens_ = 0;
@@ -147,11 +147,8 @@ class Outcomes {
   double window_good_ = 0;
   int64_t simulated_ = 0;
   int64_t count_ = 0;
-  Ticks first_ = -1;
-  Ticks last_ = 0;
   Ticks gaps_ = 0;  // finish - first token, summed over requests of 2 or more tokens
   int64_t gap_count_ = 0;
-  double tokens_ = 0;
   Distribution ttft_;
   Distribution tpot_;
   Distribution e2e_;
