@@ -25,14 +25,11 @@ std::vector<double> along(const std::vector<double>& x0, const std::vector<doubl
   return out;
 }
 
-}  // namespace
-
-Minimum minimize(const std::function<double(const std::vector<double>&)>& f,
-                 const std::vector<double>& start, const std::vector<Bounds>& bounds,
-                 int max_evaluations, double tolerance, double step_share) {
-  GPUPLAN_CHECK(!start.empty() && start.size() == bounds.size(), "minimize: bad dimensions");
+// One descent of the simplex from `start`, counting its evaluations into `out`.
+void descend(const std::function<double(const std::vector<double>&)>& f,
+             const std::vector<double>& start, const std::vector<Bounds>& bounds,
+             int max_evaluations, double tolerance, double step_share, Minimum& out) {
   const size_t n = start.size();
-  Minimum out;
   auto eval = [&](const std::vector<double>& x) {
     ++out.evaluations;
     const double v = f(x);
@@ -98,6 +95,34 @@ Minimum minimize(const std::function<double(const std::vector<double>&)>& f,
       static_cast<size_t>(std::min_element(vals.begin(), vals.end()) - vals.begin());
   out.x = pts[best];
   out.value = vals[best];
+}
+
+}  // namespace
+
+Minimum minimize(const std::function<double(const std::vector<double>&)>& f,
+                 const std::vector<double>& start, const std::vector<Bounds>& bounds,
+                 int max_evaluations, double tolerance, double step_share) {
+  GPUPLAN_CHECK(!start.empty() && start.size() == bounds.size(), "minimize: bad dimensions");
+  Minimum out;
+  descend(f, start, bounds, max_evaluations, tolerance, step_share, out);
+  // A simplex can collapse onto a line or a face and stop short of the minimum (the loss here is
+  // a sum of maxima and minima, not smooth). Restarting from the point found, with a fresh
+  // simplex, is the usual remedy (Press et al., Numerical Recipes, sec. 10.5): again until a
+  // restart no longer improves the value by more than the tolerance.
+  while (out.evaluations < max_evaluations) {
+    Minimum again;
+    again.evaluations = out.evaluations;
+    descend(f, out.x, bounds, max_evaluations, tolerance, step_share, again);
+    const bool better = again.value < out.value - tolerance * (1.0 + std::fabs(out.value));
+    if (again.value < out.value) {
+      out.x = again.x;
+      out.value = again.value;
+    }
+    out.evaluations = again.evaluations;
+    if (!better) {
+      break;
+    }
+  }
   return out;
 }
 

@@ -1,7 +1,8 @@
 // Minimising a function of a few bounded parameters (private to the fitting code).
 //
 // Nelder-Mead's downhill simplex (Nelder and Mead 1965) from a fixed start, with every trial
-// point clamped into its box, so that a fit gives the same answer on every machine. Used by the
+// point clamped into its box, so that a fit gives the same answer on every machine, and
+// restarted with a fresh simplex where a descent stops. Used by the
 // GEMM tile fit (gemm.cc) and the fits of the training and serving models to published runs
 // (calibration.cc).
 #ifndef GPUPLAN_SRC_MINIMIZE_H_
@@ -24,8 +25,9 @@ struct Minimum {
 };
 
 // Minimises f over the box from `start` (inside it), with initial steps of `step_share` of each
-// parameter's range. Stops after `max_evaluations` or when the simplex's values agree within
-// `tolerance`. REQUIRES: start.size() == bounds.size() > 0.
+// parameter's range. A descent stops when the simplex's values agree within `tolerance`; the
+// next starts from its best point, until one gains no more than `tolerance` or the evaluations
+// reach `max_evaluations`. REQUIRES: start.size() == bounds.size() > 0.
 Minimum minimize(const std::function<double(const std::vector<double>&)>& f,
                  const std::vector<double>& start, const std::vector<Bounds>& bounds,
                  int max_evaluations = 2000, double tolerance = 1e-10, double step_share = 0.1);
