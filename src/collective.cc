@@ -17,25 +17,51 @@ double fraction(int64_t n) {
 // tuning model).
 constexpr double kLowLatencyShare = 0.5;
 
-// Time of `passes` passes moving `wire` bytes (S x the nccl-tests factor) under the faster of
-// two protocols, as NCCL's tuner picks one per size. Simple: the full bus bandwidth, and a ring
-// that pays base + link latency at each of the node's n - 1 steps. LL: half the bandwidth, the
-// base once and the link latency at ceil(log2 n) levels. Both cross nodes by a tree.
-Seconds collective_time(Bytes wire, int64_t passes, const Group& g, const Network& net, Bytes chunk,
-                        bool tree) {
+// The latency a pass pays: hops inside nodes and across them for the Simple protocol, and the
+// link levels the LL protocol pays inside nodes.
+struct Steps {
+  double intra = 0;
+  double inter = 0;
+  double intra_ll = 0;
+};
+
+// An all-reduce: a ring inside the node, NCCL's tree across nodes, ceil(log2 nodes) levels; LL
+// passes through the node in ceil(log2 n) levels.
+Steps tree_steps(const Group& g) {
   const int64_t in_node = std::min(g.ranks, g.ranks_per_node);
-  // Across nodes an all-reduce takes NCCL's tree, ceil(log2 nodes) levels; all-gather,
-  // reduce-scatter and all-to-all have no tree and pay one step per node around the ring.
-  const double levels = static_cast<double>(tree ? latency_levels(g.nodes()) : g.nodes() - 1);
-  const Seconds across = (net.base_latency + net.inter_latency) * levels;
+  return {static_cast<double>(in_node - 1), static_cast<double>(latency_levels(g.nodes())),
+          static_cast<double>(latency_levels(in_node))};
+}
+
+// All-gather and reduce-scatter have no tree: a pass is the ring's chain of n - 1 hops through
+// every rank, of which nodes - 1 cross between nodes and n - nodes stay inside one, under either
+// protocol (NCCL src/graph/tuning.cc: nsteps - nInterSteps intra steps, nInterSteps inter).
+Steps ring_steps(const Group& g) {
+  const double inside = static_cast<double>(g.ranks - g.nodes());
+  return {inside, static_cast<double>(g.nodes() - 1), inside};
+}
+
+// All-to-all: NCCL sends to every peer at once (grouped point-to-point, no chain through the
+// ranks); what chains is the node's peers, then one step per other node.
+Steps pairwise_steps(const Group& g) {
+  const int64_t in_node = std::min(g.ranks, g.ranks_per_node);
+  return {static_cast<double>(in_node - 1), static_cast<double>(g.nodes() - 1),
+          static_cast<double>(latency_levels(in_node))};
+}
+
+// Time of `passes` passes moving `wire` bytes (S x the nccl-tests factor) of a collective NCCL
+// sizes at `nbytes`, under the faster of two protocols, as NCCL's tuner picks one per size.
+// Simple: the full bus bandwidth, and base + link latency at every step. LL: half the bandwidth,
+// the base once and the link latency per step or level.
+Seconds collective_time(Bytes wire, int64_t passes, const Group& g, const Network& net,
+                        Bytes nbytes, const Steps& steps) {
   const double n = static_cast<double>(passes);
-  const BytesPerSecond busbw = group_busbw(g, net, chunk);
-  const Seconds ring =
-      (net.base_latency + net.intra_latency) * static_cast<double>(in_node - 1) + across;
-  const Seconds low_latency = net.base_latency +
-                              net.intra_latency * static_cast<double>(latency_levels(in_node)) +
-                              net.inter_latency * levels;
-  return std::min(wire / busbw + ring * n, wire / (busbw * kLowLatencyShare) + low_latency * n);
+  const BytesPerSecond busbw = group_busbw(g, net, nbytes);
+  const Seconds simple = (net.base_latency + net.intra_latency) * steps.intra +
+                         (net.base_latency + net.inter_latency) * steps.inter;
+  const Seconds low_latency =
+      net.base_latency + net.intra_latency * steps.intra_ll + net.inter_latency * steps.inter;
+  return std::min(wire / busbw + simple * n, wire / (busbw * kLowLatencyShare) + low_latency * n);
 }
 
 }  // namespace
@@ -48,7 +74,7 @@ int64_t latency_levels(int64_t n) {
   return levels;
 }
 
-BytesPerSecond group_busbw(const Group& g, const Network& net, Bytes chunk) {
+BytesPerSecond group_busbw(const Group& g, const Network& net, Bytes nbytes) {
   GPUPLAN_CHECK(g.ranks >= 1 && g.ranks_per_node >= 1, "empty group");
   if (g.nodes() <= 1) {
     return net.intra_busbw;
@@ -56,9 +82,9 @@ BytesPerSecond group_busbw(const Group& g, const Network& net, Bytes chunk) {
   const double share = static_cast<double>(std::min(g.ranks_per_node, net.gpus_per_node)) /
                        static_cast<double>(net.gpus_per_node);
   double nics = static_cast<double>(net.nics_per_node) * share;
-  if (net.channel_bytes.si() > 0 && chunk.si() > 0) {
+  if (net.channel_bytes.si() > 0 && nbytes.si() > 0) {
     // One NIC per channel, and at least one channel.
-    nics = std::min(nics, std::max(1.0, std::floor(chunk / net.channel_bytes)));
+    nics = std::min(nics, std::max(1.0, std::floor(nbytes / net.channel_bytes)));
   }
   return std::min(net.intra_busbw, net.nic_bandwidth * nics);
 }
@@ -67,15 +93,14 @@ Seconds all_reduce_time(Bytes bytes, const Group& g, const Network& net) {
   if (g.ranks <= 1 || bytes.si() <= 0) {
     return Seconds(0);
   }
-  return collective_time(bytes * (2.0 * fraction(g.ranks)), 2, g, net, bytes, true);
+  return collective_time(bytes * (2.0 * fraction(g.ranks)), 2, g, net, bytes, tree_steps(g));
 }
 
 Seconds all_gather_time(Bytes bytes, const Group& g, const Network& net) {
   if (g.ranks <= 1 || bytes.si() <= 0) {
     return Seconds(0);
   }
-  return collective_time(bytes * fraction(g.ranks), 1, g, net, bytes / static_cast<double>(g.ranks),
-                         false);
+  return collective_time(bytes * fraction(g.ranks), 1, g, net, bytes, ring_steps(g));
 }
 
 Seconds reduce_scatter_time(Bytes bytes, const Group& g, const Network& net) {
@@ -86,7 +111,7 @@ Seconds all_to_all_time(Bytes bytes, const Group& g, const Network& net) {
   if (g.ranks <= 1 || bytes.si() <= 0) {
     return Seconds(0);
   }
-  return collective_time(bytes * fraction(g.ranks), 1, g, net, bytes, false);
+  return collective_time(bytes * fraction(g.ranks), 1, g, net, bytes, pairwise_steps(g));
 }
 
 Link point_to_point(bool crosses_nodes, const Network& net) {

@@ -59,21 +59,48 @@ TEST(Collectives, LargeMessagesTakeTheRingAndSmallOnesTheLowLatencyProtocol) {
   EXPECT_EQ(all_reduce_time(GB(1), Group{1, 1}, n).si(), 0.0);  // nothing to reduce
 }
 
-TEST(Collectives, SmallPerRankChunksUseFewNcclChannelsAndSoFewNics) {
-  // NCCL keeps a channel only for every 32 KiB of a collective's per-rank buffer
-  // (src/enqueue.cc), and each channel's ring leaves a node through one NIC. An all-gather over
-  // 64 ranks (8 nodes of 8) of a 4 MiB buffer gives each rank a 64 KiB slice: two channels, so
-  // 2 x 24 GB/s instead of the node's 8 x 24 = 192 GB/s. A 64 MiB buffer (1 MiB slices) gets
-  // them all.
+TEST(Collectives, SmallCollectivesUseFewNcclChannelsAndSoFewNics) {
+  // NCCL keeps a channel only for every 32 KiB of a collective (src/enqueue.cc), and each
+  // channel's ring leaves a node through one NIC. It sizes an all-gather by its whole output,
+  // nRanks x the per-rank count (src/misc/argcheck.cc). Over 64 ranks (8 nodes of 8), a 64 KiB
+  // all-gather keeps two channels: 2 x 24 GB/s instead of the node's 8 x 24 = 192 GB/s. A 4 MiB
+  // one, whose per-rank slice is also 64 KiB, is 128 channels' worth and gets every NIC.
   Network n = dgx(24, 8);
   n.channel_bytes = Bytes(32 * 1024);
   const Group g{64, 8};
   EXPECT_DOUBLE_EQ(group_busbw(g, n, Bytes(64 * 1024)).si(), 48e9);
   EXPECT_DOUBLE_EQ(group_busbw(g, n, MiB(1)).si(), 192e9);
-  const Seconds small = all_gather_time(MiB(4), g, n);
-  EXPECT_NEAR(small.si(), MiB(4).si() * 63 / 64 / 48e9, 1e-12);  // no latency in dgx()
+  // No latency in dgx(): the bandwidth terms alone, (n-1)/n S / busbw.
+  EXPECT_NEAR(all_gather_time(Bytes(64 * 1024), g, n).si(), 64.0 * 1024 * 63 / 64 / 48e9, 1e-15);
+  EXPECT_NEAR(all_gather_time(MiB(4), g, n).si(), MiB(4).si() * 63 / 64 / 192e9, 1e-15);
   // Inside one node the NICs do not matter.
   EXPECT_DOUBLE_EQ(group_busbw(Group{8, 8}, n, Bytes(1024)).si(), 230e9);
+}
+
+TEST(Collectives, AnAllGathersRingPaysAHopPerRank) {
+  // NCCL's ring all-gather over n ranks is a chain of n - 1 hops, nodes - 1 of them between
+  // nodes (src/graph/tuning.cc). 32 ranks, 8 per node: 28 hops inside nodes at 5 + 1 us and 3
+  // between them at 5 + 10 us, 213 us for the Simple protocol; an all-reduce over the same ranks
+  // pays per pass 7 ring steps inside the node and 2 tree levels, 72 us. At 1 GB the Simple
+  // protocol wins: 31/32 x 1 GB / 192 GB/s = 5046 us + 213 us, where LL would take twice the
+  // bandwidth term plus 5 + 28 x 1 + 3 x 10 = 63 us.
+  Network n = dgx(24, 8);
+  n.base_latency = Seconds(5e-6);
+  n.intra_latency = Seconds(1e-6);
+  n.inter_latency = Seconds(10e-6);
+  const Group g{32, 8};
+  const double bandwidth = 31.0 / 32 * 1e9 / 192e9;
+  EXPECT_NEAR(all_gather_time(GB(1), g, n).si(), bandwidth + 28 * 6e-6 + 3 * 15e-6, 1e-12);
+  EXPECT_NEAR(all_reduce_time(GB(1), g, n).si(), 2 * bandwidth + 2 * (7 * 6e-6 + 2 * 15e-6), 1e-12);
+  // 8 bytes take LL: 63 us and the bytes at half of 192 GB/s.
+  EXPECT_NEAR(all_gather_time(Bytes(8), g, n).si(), 63e-6 + 8.0 * 31 / 32 / 96e9, 1e-15);
+  // The hops grow with the ranks, not only the nodes: 64 ranks on the same 4 nodes (16 per node
+  // of a 16-GPU node) pay 60 hops inside, 3 between: 60 x 6 + 3 x 15 = 405 us.
+  Network wide = n;
+  wide.gpus_per_node = 16;
+  wide.nics_per_node = 16;
+  EXPECT_NEAR(all_gather_time(GB(1), Group{64, 16}, wide).si(),
+              63.0 / 64 * 1e9 / 230e9 + 60 * 6e-6 + 3 * 15e-6, 1e-12);
 }
 
 TEST(Collectives, AllGatherCrossesNodesByRingAllReduceByTree) {

@@ -27,9 +27,9 @@ struct Network {
   int64_t nics_per_node = 0;
   BytesPerSecond nic_bandwidth;  // achieved per NIC, per direction
   Seconds inter_latency;         // per link level between nodes
-  // Bytes of a collective's per-rank buffer that one NCCL channel needs: NCCL drops channels
-  // while nBytes < channels x threads x threshold (src/enqueue.cc; Simple protocol: 512 threads x
-  // 64 B = 32 KiB), and each channel's ring leaves a node through one NIC. 0: no such limit.
+  // Bytes of a collective that one NCCL channel needs: NCCL drops channels while nBytes <
+  // channels x threads x threshold (src/enqueue.cc; Simple protocol: 512 threads x 64 B =
+  // 32 KiB), and each channel's ring leaves a node through one NIC. 0: no such limit.
   Bytes channel_bytes;
 };
 
@@ -43,16 +43,19 @@ struct Group {
 
 // Bus bandwidth the group reaches: the node's inside one node; across nodes the lesser of that
 // and the group's share of the NICs, ranks_per_node * nics * nic_bandwidth / gpus_per_node — of
-// which a collective whose per-rank buffer is `chunk` bytes uses chunk / channel_bytes NICs at
-// most (all-reduce: the whole buffer; all-gather, reduce-scatter: one rank's slice).
-BytesPerSecond group_busbw(const Group& g, const Network& net, Bytes chunk = Bytes(0));
+// which a collective NCCL sizes at `nbytes` uses nbytes / channel_bytes NICs at most. NCCL sizes
+// every collective by its whole buffer: an all-gather's output, a reduce-scatter's input, not one
+// rank's slice (src/misc/argcheck.cc: nBytes *= nRanks).
+BytesPerSecond group_busbw(const Group& g, const Network& net, Bytes nbytes = Bytes(0));
 
 // Two protocols, the faster one taken, as NCCL's tuner picks one per message size. Simple: the
-// full bus bandwidth, and per pass a ring through the node whose n - 1 steps each pay
-// base_latency + intra, then a tree over the nodes whose levels each pay base_latency + inter.
-// LL, for small messages: half the bus bandwidth, and per pass base_latency once plus
-// ceil(log2 n) levels of link latency, which is what the measured 8 B floors show (~15 us on
-// 2 GPUs, ~25 us on 8; docs/FORMULAS.md#collectives).
+// full bus bandwidth, and base_latency + the link's latency at every step of a pass. LL, for
+// small messages: half the bus bandwidth, base_latency once per pass plus the link latencies,
+// which is what the measured 8 B floors show (~15 us on 2 GPUs, ~25 us on 8;
+// docs/FORMULAS.md#collectives). The steps: an all-reduce runs a ring through the node (LL:
+// ceil(log2 n) levels) and NCCL's tree over the nodes; an all-gather or reduce-scatter the ring's
+// chain of n - 1 hops through every rank, nodes - 1 of them between nodes (NCCL
+// src/graph/tuning.cc); an all-to-all the node's peers and one step per other node.
 // All-reduce of `bytes` per rank: 2(n-1)/n * S / busbw + 2 passes.
 Seconds all_reduce_time(Bytes bytes, const Group& g, const Network& net);
 // All-gather whose output is `bytes` per rank; reduce-scatter whose input is `bytes` per rank:
