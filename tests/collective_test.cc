@@ -17,6 +17,15 @@ Network dgx(double nic_gbps, int64_t nics) {
   return n;
 }
 
+// dgx(24, 8) with latencies: per step's software base, per link inside a node, between nodes.
+Network dgx_with_latency(double base, double intra, double inter) {
+  Network n = dgx(24, 8);
+  n.base_latency = Seconds(base);
+  n.intra_latency = Seconds(intra);
+  n.inter_latency = Seconds(inter);
+  return n;
+}
+
 TEST(AllReduce, MatchesTheRingClosedFormInsideANode) {
   // 2 (n-1)/n S / busbw = 2 * 7/8 * 1 GB / 230 GB/s = 7.609 ms.
   const Seconds t = all_reduce_time(GB(1), Group{8, 8}, dgx(24, 8));
@@ -46,10 +55,7 @@ TEST(Collectives, LargeMessagesTakeTheRingAndSmallOnesTheLowLatencyProtocol) {
   // + 2 passes x (7 ring steps x (5 + 1) + 2 tree levels x (5 + 10)) us = 1153 us; LL would
   // take 2018 + 2 x (5 + 3 x 1 + 2 x 10) = 2074 us. At 1 MB, LL: 20.2 + 56 = 76.2 us against
   // Simple's 10.1 + 144 us.
-  Network n = dgx(24, 8);
-  n.base_latency = Seconds(5e-6);
-  n.intra_latency = Seconds(1e-6);
-  n.inter_latency = Seconds(10e-6);
+  const Network n = dgx_with_latency(5e-6, 1e-6, 10e-6);
   const Group g{32, 8};
   const double bandwidth = 2.0 * 31 / 32 * 100e6 / 192e9;
   EXPECT_NEAR(all_reduce_time(Bytes(100e6), g, n).si(),
@@ -84,10 +90,7 @@ TEST(Collectives, AnAllGathersRingPaysAHopPerRank) {
   // pays per pass 7 ring steps inside the node and 2 tree levels, 72 us. At 1 GB the Simple
   // protocol wins: 31/32 x 1 GB / 192 GB/s = 5046 us + 213 us, where LL would take twice the
   // bandwidth term plus 5 + 28 x 1 + 3 x 10 = 63 us.
-  Network n = dgx(24, 8);
-  n.base_latency = Seconds(5e-6);
-  n.intra_latency = Seconds(1e-6);
-  n.inter_latency = Seconds(10e-6);
+  const Network n = dgx_with_latency(5e-6, 1e-6, 10e-6);
   const Group g{32, 8};
   const double bandwidth = 31.0 / 32 * 1e9 / 192e9;
   EXPECT_NEAR(all_gather_time(GB(1), g, n).si(), bandwidth + 28 * 6e-6 + 3 * 15e-6, 1e-12);
@@ -108,9 +111,7 @@ TEST(Collectives, AllGatherCrossesNodesByRingAllReduceByTree) {
   // node levels, an all-gather 15 ring steps. With a 5 us base and 3 us per network hop, a tiny
   // message's Simple latency across the nodes is 4 x 8 = 32 us per all-reduce pass and
   // 15 x 8 = 120 us for the all-gather; the LL protocol pays the hops once per level or step.
-  Network n = dgx(24, 8);
-  n.base_latency = Seconds(5e-6);
-  n.inter_latency = Seconds(3e-6);
+  const Network n = dgx_with_latency(5e-6, 0, 3e-6);
   const Group g{16, 1};  // one rank per node: no ring inside nodes
   const double ar = all_reduce_time(Bytes(8), g, n).si();
   const double ag = all_gather_time(Bytes(8), g, n).si();
@@ -134,9 +135,7 @@ TEST(Collectives, TinyAllReduceMatchesTheMeasuredFloor) {
   // 2 x (5 + 1 x 2) = 14 us on 2 GPUs and 2 x (5 + 3 x 2) = 22 us on 8, against NCCL's
   // measured 8 B all-reduce, 14-15 us on 2 GPUs and a ~15-25 us floor on 8 H100s (research
   // notes sec. 2.2).
-  Network n = dgx(24, 8);
-  n.base_latency = Seconds(5e-6);
-  n.intra_latency = Seconds(2e-6);
+  const Network n = dgx_with_latency(5e-6, 2e-6, 0);
   EXPECT_NEAR(all_reduce_time(Bytes(8), Group{2, 8}, n).si(), 14e-6, 1e-9);
   EXPECT_NEAR(all_reduce_time(Bytes(8), Group{8, 8}, n).si(), 22e-6, 1e-9);
 }
