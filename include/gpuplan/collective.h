@@ -22,11 +22,11 @@ namespace gpuplan {
 struct Network {
   int64_t gpus_per_node = 1;
   BytesPerSecond intra_busbw;  // bus bandwidth of a collective inside one node
-  Seconds base_latency;        // software cost of one pass: launch, protocol handshake
-  Seconds intra_latency;       // per link level inside a node
+  Seconds base_latency;        // software cost: launch, handshake (Simple: per step; LL: per pass)
+  Seconds intra_latency;       // per ring hop or link level inside a node
   int64_t nics_per_node = 0;
   BytesPerSecond nic_bandwidth;  // achieved per NIC, per direction
-  Seconds inter_latency;         // per link level between nodes
+  Seconds inter_latency;         // per ring hop or link level between nodes
   // Bytes of a collective that one NCCL channel needs: NCCL drops channels while nBytes <
   // channels x threads x threshold (src/enqueue.cc; Simple protocol: 512 threads x 64 B =
   // 32 KiB), and each channel's ring leaves a node through one NIC. 0: no such limit.
