@@ -110,18 +110,38 @@ bool meets_slo(const ServingResult& r, const Slo& slo, Text* why) {
 
 namespace {
 
+// Capacity::offline on any simulator: `simulate(w)` serves `w`.
+template <typename Simulate>
+ServingResult saturated(const Simulate& simulate, const Workload& w, int64_t at_once) {
+  Workload run = w;
+  run.rate_per_s = 0;
+  run.warmup = 0;  // every request arrives at once: the runs are measured whole
+  run.cooldown = 0;
+  run.requests = offline_requests(at_once);
+  const ServingResult once = simulate(run);
+  run.requests *= 2;
+  ServingResult twice = simulate(run);
+  const double time = twice.duration.si() - once.duration.si();
+  if (!once.feasible || !twice.feasible || !(time > 0)) {
+    return twice;
+  }
+  auto steady = [&](double a, double b) {
+    return (b * twice.duration.si() - a * once.duration.si()) / time;
+  };
+  twice.output_tokens_per_s = steady(once.output_tokens_per_s, twice.output_tokens_per_s);
+  twice.requests_per_s = steady(once.requests_per_s, twice.requests_per_s);
+  twice.goodput_per_s = steady(once.goodput_per_s, twice.goodput_per_s);
+  twice.duration = Seconds(time);
+  return twice;
+}
+
 // capacity_under_slo's bisection over the rates of Poisson arrivals, on any simulator:
 // `simulate(w)` serves `w` (rate 0: every request queued at once).
 template <typename Simulate>
 Capacity bisect_capacity(const Simulate& simulate, const Workload& w, const Slo& slo,
-                         int64_t requests) {
+                         int64_t requests, int64_t at_once) {
   Capacity c;
-  Workload offline = w;
-  offline.rate_per_s = 0;
-  offline.requests = requests;
-  offline.warmup = 0;  // every request arrives at once: no steady state to measure
-  offline.cooldown = 0;
-  c.offline = simulate(offline);
+  c.offline = saturated(simulate, w, at_once);
   if (!c.offline.feasible) {
     c.reason = c.offline.reason;
     return c;
@@ -206,7 +226,7 @@ Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, cons
   Workload open = w;
   open.users = 0;
   return bisect_capacity([&](const Workload& p) { return simulate_serving(model, p, s); }, open,
-                         slo, kSearchRun.first);
+                         slo, kSearchRun.first, sequences_at_once(model, w, s));
 }
 
 Capacity disaggregated_capacity(const InferenceModel& prefill, const InferenceModel& decode,
@@ -214,17 +234,27 @@ Capacity disaggregated_capacity(const InferenceModel& prefill, const InferenceMo
                                 int64_t requests) {
   Workload open = w;
   open.users = 0;
+  ServingSetup decoders;
+  decoders.replicas = s.decode_replicas;
   return bisect_capacity(
       [&](const Workload& p) { return simulate_disaggregated(prefill, decode, p, s); }, open, slo,
-      requests);
+      requests, sequences_at_once(decode, w, decoders));
+}
+
+int64_t sequences_at_once(const InferenceModel& model, const Workload& w, const ServingSetup& s) {
+  const int64_t per_engine = std::min(
+      model.engine_max_batch(), static_cast<int64_t>(sequences_in_kv(model, w)) / model.engines());
+  return per_engine * model.engines() * s.replicas;
+}
+
+int64_t offline_requests(int64_t at_once) {
+  return std::clamp<int64_t>(8 * at_once, kSearchRun.first, SteadyState{}.most);
 }
 
 UserCapacity users_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
                              const Slo& slo) {
   UserCapacity c;
-  const int64_t per_engine = std::min(
-      model.engine_max_batch(), static_cast<int64_t>(sequences_in_kv(model, w)) / model.engines());
-  const int64_t at_once = per_engine * model.engines() * s.replicas;
+  const int64_t at_once = sequences_at_once(model, w, s);
   c.reason = kv_too_small(model, w);
   if (!c.reason.en.empty()) {
     return c;

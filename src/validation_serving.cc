@@ -40,20 +40,13 @@ std::optional<double> serving_metric(const ServingResult& r, const std::string& 
 }
 
 // A serving row's simulation, and the rate its instances sustain with every request queued at
-// once (requests/s), which tells a run that kept up from a saturated one.
+// once in their steady state (Capacity::offline; requests/s), which tells a run that kept up from
+// a saturated one.
 struct RowSimulation {
   ServingResult result;
   double ceiling = 0;
   std::string note;  // the layout gpuplan picked where the row publishes none
 };
-
-// Requests enough for the steady state to dominate an offline run: eight times what the
-// instances hold at once.
-int64_t offline_requests(const InferenceModel& m, const Workload& w, int64_t replicas) {
-  const int64_t at_once =
-      std::min(m.params().max_batch, static_cast<int64_t>(sequences_in_kv(m, w)));
-  return std::max<int64_t>(1000, 8 * at_once * replicas);
-}
 
 // Reads the row's serving block into `out`; an Error is a block gpuplan cannot read (naming the
 // row and key) or a model, data set or engine the catalog does not have, either of which makes
@@ -179,7 +172,7 @@ std::variant<std::string, RowSimulation> simulate_row(const ServingRow& row, con
       s.replicas = row.gpus / (tp * in.pp);
       Workload offline = w;
       offline.rate_per_s = 0;
-      offline.requests = offline_requests(trial, w, s.replicas);
+      offline.requests = offline_requests(sequences_at_once(trial, w, s));
       const double rate = simulate_serving(trial, offline, s).requests_per_s;
       if (rate > best) {
         best = rate;
@@ -204,7 +197,7 @@ std::variant<std::string, RowSimulation> simulate_row(const ServingRow& row, con
   if (setup.batching == Batching::kStatic) {
     w.requests = setup.static_batch * setup.replicas;
   } else if (w.rate_per_s <= 0) {
-    w.requests = offline_requests(m, w, setup.replicas);
+    w.requests = offline_requests(sequences_at_once(m, w, setup));
   }
   // A Poisson row is measured in its steady state (serving.h, SteadyState): a benchmark's
   // fill-up and drain are not what it reports.
@@ -212,12 +205,9 @@ std::variant<std::string, RowSimulation> simulate_row(const ServingRow& row, con
   if (!sim.result.feasible) {
     return Outcome(sim.result.reason.en);
   }
-  sim.ceiling = sim.result.requests_per_s;
   if (w.rate_per_s > 0) {
-    Workload offline = w;
-    offline.rate_per_s = 0;
-    offline.requests = offline_requests(m, w, setup.replicas);
-    sim.ceiling = simulate_serving(m, offline, setup).requests_per_s;
+    // The capacity a Poisson load is held against: the saturated engines' steady rate.
+    sim.ceiling = capacity_under_slo(m, w, setup, Slo{}).max_rate_per_s;
   }
   return Outcome(std::move(sim));
 }

@@ -181,6 +181,38 @@ TEST_F(ServingTest, CapacityIsTheHighestRateThatMeetsTheObjective) {
   EXPECT_NE(none.reason.pt.find("mesmo uma carga leve"), std::string::npos) << none.reason.pt;
 }
 
+TEST_F(ServingTest, TheCeilingIsTheSaturatedRateWithoutFillUpAndDrain) {
+  // 8,000-token contexts: each engine runs what its KV cache holds, kv_tokens / 8,000 sequences
+  // (TheKvCacheAndMaxBatchBoundTheBatch), and two replicas twice that.
+  const Workload w = work(1, 7000, 1000);
+  ServingSetup two;
+  two.replicas = 2;
+  const int64_t held = model_->kv_tokens() / 8000;
+  EXPECT_EQ(sequences_at_once(*model_, w, ServingSetup{}), held);
+  EXPECT_EQ(sequences_at_once(*model_, w, two), 2 * held);
+  EXPECT_EQ(offline_requests(held), std::max<int64_t>(kSearchRun.first, 8 * held));
+  // An offline run of N requests takes T(N) = fill + N / R + drain, R the saturated rate, so
+  // N / T(N) stays below R by the fill and drain, and runs of N and 2N differ by N / R alone.
+  // The ceiling is that difference: the same R that runs of 4x and 8x as many give by theirs.
+  const Workload short_prompts = work(1, 2000, 300);
+  const Capacity c = capacity_under_slo(*model_, short_prompts, ServingSetup{}, Slo{});
+  ASSERT_TRUE(c.feasible) << c.reason.en;
+  const int64_t n = offline_requests(sequences_at_once(*model_, short_prompts, ServingSetup{}));
+  auto run = [&](int64_t requests) {
+    return simulate_serving(*model_, work(requests, 2000, 300), ServingSetup{});
+  };
+  const ServingResult four = run(4 * n);
+  const ServingResult eight = run(8 * n);
+  const double later = static_cast<double>(4 * n) / (eight.duration.si() - four.duration.si());
+  EXPECT_NEAR(c.offline.requests_per_s, later, 0.01 * later);
+  EXPECT_EQ(c.max_rate_per_s, c.offline.requests_per_s);  // no objective: the ceiling
+  // Measured whole, a run's rate N / T(N) = R / (1 + (fill + drain) R / N) nears R as N grows:
+  // the run of kSearchRun.first requests is off by more than the one of 8 N.
+  const double first_off = std::abs(run(kSearchRun.first).requests_per_s - later);
+  const double eight_off = std::abs(eight.requests_per_s - later);
+  EXPECT_GT(first_off, 2 * eight_off) << first_off << " " << eight_off << " " << later;
+}
+
 TEST_F(ServingTest, APrefixCacheHitSkipsThatPartOfThePrefillAndSharesItsKvCache) {
   // Half of each 2,000-token prompt is in the prefix cache: floor(0.5 x 2,000) = 1,000 tokens.
   Workload w = work(1, 2000, 50);

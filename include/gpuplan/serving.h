@@ -236,6 +236,15 @@ struct SettledResult {
 SettledResult simulate_settled(const InferenceModel& model, const Workload& w,
                                const ServingSetup& s, const SteadyState& steady = {});
 
+// Sequences the instances of `s` run at once on `w`: in each engine, what its KV cache holds of
+// the workload's mean request or its batch limit, whichever is fewer.
+int64_t sequences_at_once(const InferenceModel& model, const Workload& w, const ServingSetup& s);
+
+// Requests an offline run queues so that the engines turn their batches over several times:
+// eight times the `at_once` sequences they run together, at least kSearchRun.first and at most
+// SteadyState's longest run.
+int64_t offline_requests(int64_t at_once);
+
 // Requests to simulate for a closed loop of `users`: at least 4 per user, so that the loop
 // reaches its steady state, and at least the workload's own count.
 int64_t closed_loop_requests(const Workload& w, int64_t users);
@@ -248,12 +257,17 @@ struct Capacity {
   Text reason;                // why no rate meets the objective
   double max_rate_per_s = 0;  // requests per second over all of the setup's instances
   ServingResult at_max;       // the simulation at that rate
-  ServingResult offline;      // every request queued at once: the throughput ceiling
+  // Every request queued at once, in its steady state: the throughput ceiling. A run of N
+  // requests fills up, runs saturated and drains; a run of 2N fills up and drains alike, so its
+  // output and time less the first run's are the saturated engines' alone, and those are the
+  // throughput fields (requests, output tokens and goodput per second, duration). N is
+  // offline_requests of the instances' sequences_at_once; the latencies are the 2N run's.
+  ServingResult offline;
 };
 
 // The highest Poisson rate at which the setup meets `slo`, by bisection between a light load
-// and the offline throughput (to 1 %), each rate measured by kSearchRun's runs, the offline
-// throughput over kSearchRun.first requests. Without an objective, the offline throughput.
+// and the offline throughput (to 1 %), each rate measured by kSearchRun's runs. Without an
+// objective, the offline throughput.
 Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
                             const Slo& slo);
 // The same for prefill and decode pools: the highest Poisson rate at which they meet `slo`,
