@@ -141,6 +141,27 @@ TEST_F(ValidationTest, InferenceRowsGetOneEntryPerMetric) {
   EXPECT_EQ(r->entries[3].metric, "tpot_ms_mean");
 }
 
+TEST_F(ValidationTest, ATtftIsPredictedWhereTheLoadSettles) {
+  // Llama 3.1 8B on one H100, 467 -> 256 tokens: the saturated engine completes about 35
+  // requests/s (gpuplan serve llama-3.1-8b --gpu h100-sxm --tp 1 --input 467 --output 256).
+  // At 2 requests/s the queue stays short and the runs settle: the TTFT is the steady state's.
+  // At 1,000 requests/s the queue grows as long as the benchmark sends, and offline every
+  // request waits for all before it: neither TTFT is a property of the system.
+  Result<ValidationReport> r = run_validation(fixture("loads.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->entries.size(), 3U);
+  ASSERT_TRUE(r->entries[0].predicted.has_value()) << r->entries[0].reason;
+  ASSERT_TRUE(r->entries[0].serving.has_value());
+  EXPECT_NEAR(*r->entries[0].predicted, r->entries[0].serving->ttft.mean * 1e3, 1e-9);
+  EXPECT_FALSE(r->entries[1].predicted.has_value());
+  EXPECT_NE(r->entries[1].reason.find("do not settle below the simulated capacity"),
+            std::string::npos)
+      << r->entries[1].reason;
+  EXPECT_FALSE(r->entries[2].predicted.has_value());
+  EXPECT_NE(r->entries[2].reason.find("TTFT of an offline run is queueing time"), std::string::npos)
+      << r->entries[2].reason;
+}
+
 TEST_F(ValidationTest, ARowRunsOnTheEngineItNamesOrIsNotPredicted) {
   // The LAT row of small-inference.json twice: on "vLLM 0.6.0", which data/engines/vllm.toml
   // names, and on an engine no profile names, which loses its row with the reason.
