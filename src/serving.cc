@@ -117,7 +117,9 @@ ServingResult saturated(const Simulate& simulate, const Workload& w, int64_t at_
   run.rate_per_s = 0;
   run.warmup = 0;  // every request arrives at once: the runs are measured whole
   run.cooldown = 0;
-  run.requests = offline_requests(at_once);
+  // Twice what the engines run at once: the shorter run turns its batches over once after filling
+  // up, and the longer three times more.
+  run.requests = std::clamp<int64_t>(2 * at_once, kSearchRun.first, SteadyState{}.most);
   const ServingResult once = simulate(run);
   run.requests *= 2;
   ServingResult twice = simulate(run);

@@ -193,11 +193,12 @@ TEST_F(ServingTest, TheCeilingIsTheSaturatedRateWithoutFillUpAndDrain) {
   EXPECT_EQ(offline_requests(held), std::max<int64_t>(kSearchRun.first, 8 * held));
   // An offline run of N requests takes T(N) = fill + N / R + drain, R the saturated rate, so
   // N / T(N) stays below R by the fill and drain, and runs of N and 2N differ by N / R alone.
-  // The ceiling is that difference: the same R that runs of 4x and 8x as many give by theirs.
+  // The ceiling is that difference for N twice the sequences at once: the same R that runs of
+  // 4 N and 8 N give by theirs.
   const Workload short_prompts = work(1, 2000, 300);
   const Capacity c = capacity_under_slo(*model_, short_prompts, ServingSetup{}, Slo{});
   ASSERT_TRUE(c.feasible) << c.reason.en;
-  const int64_t n = offline_requests(sequences_at_once(*model_, short_prompts, ServingSetup{}));
+  const int64_t n = 2 * sequences_at_once(*model_, short_prompts, ServingSetup{});
   auto run = [&](int64_t requests) {
     return simulate_serving(*model_, work(requests, 2000, 300), ServingSetup{});
   };

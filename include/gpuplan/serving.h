@@ -240,9 +240,9 @@ SettledResult simulate_settled(const InferenceModel& model, const Workload& w,
 // the workload's mean request or its batch limit, whichever is fewer.
 int64_t sequences_at_once(const InferenceModel& model, const Workload& w, const ServingSetup& s);
 
-// Requests an offline run queues so that the engines turn their batches over several times:
-// eight times the `at_once` sequences they run together, at least kSearchRun.first and at most
-// SteadyState's longest run.
+// Requests an offline benchmark queues, where a published run does not say how many: enough for
+// the engines to turn their batches over several times, eight times the `at_once` sequences they
+// run together, at least kSearchRun.first and at most SteadyState's longest run.
 int64_t offline_requests(int64_t at_once);
 
 // Requests to simulate for a closed loop of `users`: at least 4 per user, so that the loop
@@ -260,8 +260,9 @@ struct Capacity {
   // Every request queued at once, in its steady state: the throughput ceiling. A run of N
   // requests fills up, runs saturated and drains; a run of 2N fills up and drains alike, so its
   // output and time less the first run's are the saturated engines' alone, and those are the
-  // throughput fields (requests, output tokens and goodput per second, duration). N is
-  // offline_requests of the instances' sequences_at_once; the latencies are the 2N run's.
+  // throughput fields (requests, output tokens and goodput per second, duration). N is twice
+  // the instances' sequences_at_once, at least kSearchRun.first and at most SteadyState's
+  // longest run; the latencies are the 2N run's.
   ServingResult offline;
 };
 
