@@ -117,8 +117,8 @@ ServingResult saturated(const Simulate& simulate, const Workload& w, int64_t at_
   run.rate_per_s = 0;
   run.warmup = 0;  // every request arrives at once: the runs are measured whole
   run.cooldown = 0;
-  // Twice what the engines run at once: the shorter run turns its batches over once after filling
-  // up, and the longer three times more.
+  // Twice what the engines run at once: after filling up, the shorter run turns its batches over
+  // once and the longer three times.
   run.requests = std::clamp<int64_t>(2 * at_once, kSearchRun.first, SteadyState{}.most);
   const ServingResult once = simulate(run);
   run.requests *= 2;
