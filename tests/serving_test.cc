@@ -191,8 +191,10 @@ TEST_F(ServingTest, TheCeilingIsTheSaturatedRateWithoutFillUpAndDrain) {
   EXPECT_EQ(sequences_at_once(*model_, w, ServingSetup{}), held);
   EXPECT_EQ(sequences_at_once(*model_, w, two), 2 * held);
   EXPECT_EQ(offline_requests(held), std::max<int64_t>(kSearchRun.first, 8 * held));
-  // An offline run of N requests takes T(N) = fill + N / R + drain, R the saturated rate, so
-  // N / T(N) stays below R by the fill and drain, and runs of N and 2N differ by N / R alone.
+  // An offline run of N requests takes T(N) = fill + N / R + drain, R the saturated rate and
+  // fill and drain what its start and end take beyond their share of N / R (either sign: a
+  // start in step can beat the mixed steady state), so N / T(N) misses R by them, and runs of N
+  // and 2N differ by N / R alone.
   // The ceiling is that difference for N twice the sequences at once: the same R that runs of
   // 4 N and 8 N give by theirs.
   const Workload short_prompts = work(1, 2000, 300);
