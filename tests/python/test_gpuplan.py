@@ -9,8 +9,8 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 import threading
-import time
 
 import pytest
 
@@ -202,9 +202,12 @@ def test_two_searches_run_at_once_and_give_what_they_give_alone():
 
 
 def test_a_search_holds_no_gil_while_it_runs():
-    # Mixtral 8x22B on 256 H100: a search of about a second in a debug build. Started on a
-    # thread, it leaves this thread free to run a fit (tens of milliseconds) and find the search
-    # still running; a search that held the GIL would hold this thread until it ended.
+    # Mixtral 8x22B on 256 H100: a search of about 50 ms in a release build, a second in a debug
+    # one. With the switch interval raised far beyond that, CPython never takes the GIL from a
+    # running thread: this thread, woken by `started`, runs again only once the search thread
+    # releases the GIL, blocks or ends. It finds no answer stored yet only if the search released
+    # the GIL; one that held it would let this thread in after it returned and stored its answer.
+    # (The old form, a sleep and a fit racing the search, failed where the search was quicker.)
     job = dict(model="mixtral-8x22b", gpu="h100-sxm", gpus=256, global_batch=1024, seq=4096,
                scale_out="ib-ndr-400g", top=3, threads=1)
     started = threading.Event()
@@ -214,15 +217,19 @@ def test_a_search_holds_no_gil_while_it_runs():
         started.set()
         answer["json"] = gpuplan.search(**job).to_json()
 
-    t = threading.Thread(target=run)
-    t.start()
-    started.wait()
-    time.sleep(0.05)  # into the search
-    fit = gpuplan.fit(model="llama-3.1-8b", gpu="h100-sxm", task="infer", context=4096)
-    searching = t.is_alive()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)
+    try:
+        t = threading.Thread(target=run)
+        t.start()
+        started.wait()
+        searching = "json" not in answer
+        fit = gpuplan.fit(model="llama-3.1-8b", gpu="h100-sxm", task="infer", context=4096)
+    finally:
+        sys.setswitchinterval(interval)
     t.join()
-    assert fit.fits
     assert searching
+    assert fit.fits
     assert answer["json"] == gpuplan.search(**job).to_json()
 
 
