@@ -115,13 +115,18 @@ template <typename Simulate>
 ServingResult saturated(const Simulate& simulate, const Workload& w, int64_t at_once) {
   Workload run = w;
   run.rate_per_s = 0;
-  run.warmup = 0;  // every request arrives at once: the runs are measured whole
+  run.warmup = 0;  // every request arrives at once: the runs' throughput is the whole run's
   run.cooldown = 0;
   // Twice what the engines run at once: after filling up, the shorter run turns its batches over
   // once and the longer three times.
   run.requests = std::clamp<int64_t>(2 * at_once, kSearchRun.first, SteadyState{}.most);
   const ServingResult once = simulate(run);
+  // The longer run's latencies are its middle half's, admitted after the first requests' joint
+  // start and before the drain: the engines' steady, saturated state. Its throughput is the
+  // whole run's all the same (an offline run has no arrival window).
   run.requests *= 2;
+  run.warmup = run.requests / 4;
+  run.cooldown = run.requests / 4;
   ServingResult twice = simulate(run);
   const double time = twice.duration.si() - once.duration.si();
   if (!once.feasible || !twice.feasible || !(time > 0)) {
@@ -133,6 +138,9 @@ ServingResult saturated(const Simulate& simulate, const Workload& w, int64_t at_
   twice.output_tokens_per_s = steady(once.output_tokens_per_s, twice.output_tokens_per_s);
   twice.requests_per_s = steady(once.requests_per_s, twice.requests_per_s);
   twice.goodput_per_s = steady(once.goodput_per_s, twice.goodput_per_s);
+  // The engines are busy from the start to their last request: iteration time follows the
+  // run's, and the batch averaged over it differences alike.
+  twice.mean_batch = steady(once.mean_batch, twice.mean_batch);
   twice.duration = Seconds(time);
   return twice;
 }
@@ -222,6 +230,14 @@ Capacity bisect_capacity(const Simulate& simulate, const Workload& w, const Slo&
 }
 
 }  // namespace
+
+ServingResult saturated_serving(const InferenceModel& model, const Workload& w,
+                                const ServingSetup& s) {
+  Workload open = w;
+  open.users = 0;
+  return saturated([&](const Workload& p) { return simulate_serving(model, p, s); }, open,
+                   sequences_at_once(model, w, s));
+}
 
 Capacity capacity_under_slo(const InferenceModel& model, const Workload& w, const ServingSetup& s,
                             const Slo& slo) {

@@ -197,7 +197,9 @@ Outcomes::Outcomes(const Workload& w)
     : goodput_(w.goodput),
       from_(std::min(w.warmup, w.requests)),
       to_(std::max(from_, w.requests - w.cooldown)),
-      windowed_(w.warmup > 0 || w.cooldown > 0),
+      // Arrivals all at t = 0 leave no window between them: warm-up and cool-down then only
+      // pick whose latencies count, and the throughput is the whole run's.
+      windowed_((w.warmup > 0 || w.cooldown > 0) && (w.rate_per_s > 0 || w.users > 0)),
       open_(w.rate_per_s > 0 && w.users <= 0) {}
 
 void Outcomes::arrived(int64_t id, Ticks now) {
@@ -240,6 +242,7 @@ void Outcomes::add(int64_t id, Ticks arrival, Ticks first_token, Ticks finish, i
     window_requests_ += share;
     window_good_ += good ? share : 0.0;
   }
+  good_ += good ? 1 : 0;
   if (id < from_ || id >= to_) {
     return;
   }
@@ -251,7 +254,6 @@ void Outcomes::add(int64_t id, Ticks arrival, Ticks first_token, Ticks finish, i
     gaps_ += finish - first_token;
     gap_count_ += output - 1;
   }
-  good_ += good ? 1 : 0;
 }
 
 ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) const {
@@ -273,11 +275,11 @@ ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) c
       r.run_tokens_per_s = all_tokens_ / to_seconds(end_ - start_);
     }
   } else {
-    // Every request measured: the whole run.
+    // The whole run.
     r.duration = Seconds(to_seconds(end_ - start_));
     const double t = r.duration.si();
     r.output_tokens_per_s = t > 0 ? all_tokens_ / t : 0;
-    r.requests_per_s = t > 0 ? static_cast<double>(count_) / t : 0;
+    r.requests_per_s = t > 0 ? static_cast<double>(simulated_) / t : 0;
     r.goodput_per_s = t > 0 ? static_cast<double>(good_) / t : 0;
   }
   if (gap_count_ > 0) {

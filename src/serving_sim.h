@@ -132,7 +132,7 @@ class Outcomes {
 
  private:
   Slo goodput_;
-  int64_t good_ = 0;  // within goodput_
+  int64_t good_ = 0;  // within goodput_, measured or not
   int64_t from_ = 0;  // measured ids: [from_, to_)
   int64_t to_ = 0;
   bool windowed_ = false;

@@ -216,6 +216,47 @@ TEST_F(ServingTest, TheCeilingIsTheSaturatedRateWithoutFillUpAndDrain) {
   EXPECT_GT(first_off, 2 * eight_off) << first_off << " " << eight_off << " " << later;
 }
 
+TEST_F(ServingTest, TheCeilingsLatenciesAreTheSaturatedMiddleOfItsLongerRun) {
+  // 2,000-token prompts, outputs of 100 to 500 tokens in turn: requests end at different times.
+  Workload mixed = work(1, 2000, 300);
+  for (int64_t out = 100; out <= 500; out += 100) {
+    mixed.lengths.push_back(RequestLength{2000, out});
+  }
+  const int64_t at_once = sequences_at_once(*model_, mixed, ServingSetup{});
+  // The ceiling's shorter run (twice the sequences at once, within kSearchRun.first and
+  // SteadyState's longest); its longer one has 2 n requests.
+  const int64_t n = std::clamp<int64_t>(2 * at_once, kSearchRun.first, SteadyState{}.most);
+  // Every request queued at once leaves no time between arrivals for a window: warm-up and
+  // cool-down then pick whose latencies count, and the throughput stays the whole run's.
+  Workload whole = mixed;
+  whole.requests = 2 * n;
+  Workload middle = whole;
+  middle.warmup = n / 2;
+  middle.cooldown = n / 2;
+  const ServingResult a = simulate_serving(*model_, whole, ServingSetup{});
+  const ServingResult b = simulate_serving(*model_, middle, ServingSetup{});
+  EXPECT_EQ(a.requests, 2 * n);
+  EXPECT_EQ(b.requests, n);
+  EXPECT_EQ(b.output_tokens_per_s, a.output_tokens_per_s);
+  EXPECT_EQ(b.requests_per_s, a.requests_per_s);
+  EXPECT_EQ(b.duration.si(), a.duration.si());
+  // The first `at_once` requests start together: all their prompts are prefilled in the first
+  // iterations, each chunk stalling every sequence already decoding, so the slowest TPOTs are
+  // theirs; the middle half is admitted a few at a time, as others finish.
+  EXPECT_LT(b.tpot.p99, a.tpot.p99);
+  // The ceiling's latencies are that middle half's (Capacity::offline).
+  const Capacity c = capacity_under_slo(*model_, mixed, ServingSetup{}, Slo{});
+  ASSERT_TRUE(c.feasible) << c.reason.en;
+  EXPECT_EQ(c.offline.requests, n);
+  EXPECT_EQ(c.offline.tpot.p99, b.tpot.p99);
+  EXPECT_EQ(c.offline.itl_mean, b.itl_mean);
+  // Saturated, the engine runs about what its KV cache holds of the mean request: its mean
+  // batch, the two runs' difference (start and drain cancel), is near that number.
+  EXPECT_NEAR(c.offline.mean_batch, static_cast<double>(at_once),
+              0.1 * static_cast<double>(at_once));
+  EXPECT_GT(c.offline.mean_batch, a.mean_batch);  // the whole run's counts its drain
+}
+
 TEST_F(ServingTest, APrefixCacheHitSkipsThatPartOfThePrefillAndSharesItsKvCache) {
   // Half of each 2,000-token prompt is in the prefix cache: floor(0.5 x 2,000) = 1,000 tokens.
   Workload w = work(1, 2000, 50);

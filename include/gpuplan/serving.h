@@ -81,8 +81,9 @@ struct Workload {
   // The requests measured, by the order they are issued: all but the first `warmup` (the system
   // filling up) and the last `cooldown` (it draining). With either, throughput is the output
   // generated between the first and the last measured arrival, over that time (a window shorter
-  // than a request's latency still sees the engines at work); with neither, all output over the
-  // first arrival to the last completion, as benchmark harnesses report it.
+  // than a request's latency still sees the engines at work); with neither, or with every
+  // request queued at once (no time between arrivals), all output over the first arrival to the
+  // last completion, as benchmark harnesses report it.
   int64_t warmup = 0;
   int64_t cooldown = 0;
   // Prefix caching: the share of each prompt's tokens whose keys and values an engine already
@@ -262,9 +263,15 @@ struct Capacity {
   // output and time less the first run's are the saturated engines' alone, and those are the
   // throughput fields (requests, output tokens and goodput per second, duration). N is twice
   // the instances' sequences_at_once, at least kSearchRun.first and at most SteadyState's
-  // longest run; the latencies are the 2N run's.
+  // longest run. The latencies are those of the 2N run's middle half, neither in the first
+  // requests' joint start nor in the drain.
   ServingResult offline;
 };
+
+// The setup's engines saturated, as Capacity::offline measures them: every request of `w` queued
+// at once, the throughput fields those of the steady state between filling up and draining.
+ServingResult saturated_serving(const InferenceModel& model, const Workload& w,
+                                const ServingSetup& s);
 
 // The highest Poisson rate at which the setup meets `slo`, by bisection between a light load
 // and the offline throughput (to 1 %), each rate measured by kSearchRun's runs. Without an
