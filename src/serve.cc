@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -81,6 +82,27 @@ ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
   return f;
 }
 
+// A load past the ceiling (SweepPoint::overload): every replica runs saturated, completing what
+// it completes with every request queued at once, while the queue, and with it each request's
+// TTFT and E2E, grows as long as the arrivals outpace it.
+ServingResult overloaded(const ServeOption& b, const Workload& w, const ServingSetup& setup) {
+  Workload queued = w;
+  queued.rate_per_s = 0;
+  queued.goodput.ttft_p99.reset();  // every wait outgrows any bound: no request counts (below)
+  ServingSetup one = setup;
+  one.replicas = 1;
+  ServingResult r = saturated_serving(*b.model, queued, one);
+  const double n = static_cast<double>(setup.replicas);
+  r.output_tokens_per_s *= n;
+  r.requests_per_s *= n;
+  r.goodput_per_s = w.goodput.ttft_p99 ? 0.0 : r.goodput_per_s * n;
+  r.iterations *= setup.replicas;
+  r.filling = false;
+  constexpr double kGrows = std::numeric_limits<double>::infinity();
+  r.ttft = r.e2e = Percentiles{kGrows, kGrows, kGrows, kGrows, kGrows};
+  return r;
+}
+
 // See ServeJob::sweep and SweepPoint.
 std::vector<SweepPoint> sweep(const ServeOption& b, const ServeJob& job) {
   std::vector<SweepPoint> points;
@@ -98,7 +120,7 @@ std::vector<SweepPoint> sweep(const ServeOption& b, const ServeJob& job) {
     }
     w.goodput = job.slo;
     if (p.overload) {
-      p.result = simulate_serving(*b.model, w, job.setup);
+      p.result = overloaded(b, w, job.setup);
     } else {
       // The steady state, whatever the job's request count: a sweep compares loads.
       SettledResult s = simulate_settled(*b.model, w, job.setup);

@@ -142,27 +142,43 @@ TEST(ServeTest, ASweepSimulatesEachLoadAndMarksTheKneeAndTheOverload) {
     EXPECT_LE(p.result.goodput_per_s, p.result.requests_per_s + 1e-12) << i;
     knees += p.knee ? 1 : 0;
   }
-  // Light loads are served as they come; past the ceiling the queue grows and TTFT with it.
+  // Light loads are served as they come. Past the ceiling the instance runs saturated: it
+  // completes the ceiling's rate (the capacity's own offline runs: same requests, same seed),
+  // while the queue, and TTFT and E2E with it, grows without bound.
   EXPECT_NEAR(a.sweep[0].result.goodput_per_s, a.sweep[0].result.requests_per_s, 1e-12);
-  EXPECT_GT(a.sweep[4].result.ttft.p99, 2.0 * a.sweep[0].result.ttft.p99);
+  const ServingResult& over = a.sweep[4].result;
+  EXPECT_DOUBLE_EQ(over.requests_per_s, ceiling);
+  EXPECT_TRUE(std::isinf(over.ttft.p50) && std::isinf(over.ttft.p99)) << over.ttft.p99;
+  EXPECT_TRUE(std::isinf(over.e2e.p99)) << over.e2e.p99;
+  // The full batch decodes each token no faster than the lightest load's few sequences.
+  EXPECT_GE(over.tpot.p50, a.sweep[0].result.tpot.p50);
+  EXPECT_GT(over.mean_batch, a.sweep[0].result.mean_batch);
   EXPECT_EQ(knees, 1);
   EXPECT_FALSE(a.sweep[4].knee);
   EXPECT_FALSE(a.run.has_value());
-  // Loads below the ceiling are measured in their steady state (simulate_settled), so the
-  // job's request count does not move them; the overloaded one is run as asked, and its queue,
-  // and TTFT, grow with the run. At 95 % of the ceiling the queue's swings may outlast even the
-  // longest run (SteadyState::most), and the point then says it did not settle; settled or not,
-  // its run's length is the steady state's, not the job's.
+  // Loads below the ceiling are measured in their steady state (simulate_settled), the
+  // overloaded one saturated, so the job's request count moves none of them. At 95 % of the
+  // ceiling the queue's swings may outlast even the longest run (SteadyState::most), and the
+  // point then says it did not settle; settled or not, its run's length is the steady state's,
+  // not the job's.
   j.workload.requests = 6000;
   const ServeAnswer longer = answer("llama-3.1-8b", j);
-  for (size_t i = 0; i < 4; ++i) {
+  for (size_t i = 0; i < 5; ++i) {
     if (i < 3) {
       EXPECT_TRUE(a.sweep[i].settled) << i;
     }
     EXPECT_EQ(longer.sweep[i].result.ttft.p99, a.sweep[i].result.ttft.p99) << i;
+    EXPECT_EQ(longer.sweep[i].result.tpot.p99, a.sweep[i].result.tpot.p99) << i;
     EXPECT_EQ(longer.sweep[i].result.requests, a.sweep[i].result.requests) << i;
   }
-  EXPECT_GT(longer.sweep[4].result.ttft.p99, a.sweep[4].result.ttft.p99);
+  // Under a TTFT bound no request of an overloaded load counts as good: every wait outgrows it.
+  j.slo.ttft_p99 = Seconds(60);
+  j.sweep = {1.5 * ceiling};
+  const ServeAnswer bounded = answer("llama-3.1-8b", j);
+  ASSERT_EQ(bounded.sweep.size(), 1U);
+  EXPECT_TRUE(bounded.sweep[0].overload);
+  EXPECT_DOUBLE_EQ(bounded.sweep[0].result.requests_per_s, ceiling);
+  EXPECT_EQ(bounded.sweep[0].result.goodput_per_s, 0.0);
 }
 
 TEST(ServeTest, DisaggregationSplitsTheGpusIntoPoolsAndComparesWithAggregated) {

@@ -91,8 +91,11 @@ struct SweepPoint {
   double load = 0;  // requests/s over all replicas, or users
   ServingResult result;
   // Arrivals exceed what the replicas complete with every request queued at once: the queue
-  // grows without bound, so the latencies here grow with the length of the run, which is the
-  // job's request count. Every other load runs until it settles (simulate_settled).
+  // grows without bound. `result` is then the replicas saturated (saturated_serving): they
+  // complete the ceiling's requests and tokens per second at the full batch's TPOT and ITL,
+  // while TTFT and E2E grow as long as the arrivals last, and are infinite; so is every wait
+  // against a TTFT bound, and goodput under one is 0. Every other load runs until it settles
+  // (simulate_settled).
   bool overload = false;
   bool settled = true;  // false: SteadyState's cap came first
   // The heaviest load before the latency turns up: the last load (not overloaded) whose p99

@@ -132,12 +132,17 @@ Table sweep_table(const ServeReport& r) {
                              : !p.settled ? std::string(tr(lang, "not settled", "não estabilizou"))
                              : p.knee     ? std::string(tr(lang, "<- knee", "<- joelho"))
                                           : std::string();
+    // An overloaded load's TTFT and E2E grow without bound (SweepPoint::overload).
+    auto grows = [&](double v, int decimals) {
+      return std::isfinite(v) ? number(v, decimals, lang)
+                              : std::string(tr(lang, "unbounded", "sem limite"));
+    };
     t.add({number(p.load, closed ? 0 : 2, lang), number(std::round(x.output_tokens_per_s), 0, lang),
            number(x.requests_per_s, 2, lang), number(x.goodput_per_s, 2, lang),
-           number(x.ttft.p50 * 1e3, 1, lang), number(x.ttft.p99 * 1e3, 1, lang),
+           grows(x.ttft.p50 * 1e3, 1), grows(x.ttft.p99 * 1e3, 1),
            number(x.tpot.p50 * 1e3, 1, lang), number(x.tpot.p99 * 1e3, 1, lang),
-           number(x.itl_mean * 1e3, 1, lang), number(x.e2e.p99, 2, lang),
-           number(x.mean_batch, 1, lang), number(static_cast<double>(x.requests), 0, lang), note});
+           number(x.itl_mean * 1e3, 1, lang), grows(x.e2e.p99, 2), number(x.mean_batch, 1, lang),
+           number(static_cast<double>(x.requests), 0, lang), note});
   }
   return t;
 }
@@ -169,11 +174,12 @@ void print_sweep(const ServeReport& r) {
     const double ceiling = offline_ceiling(best, job.setup.replicas);
     emit("{}", say(lang,
                    "  overload: from {} requests/s the arrivals exceed what the replicas complete "
-                   "with every request queued at once ({} requests/s); the queue grows without "
-                   "bound, so those latencies grow with the length of the run\n",
+                   "with every request queued at once ({} requests/s): they run saturated, at "
+                   "that rate, while the queue, and with it TTFT and E2E, grows without bound\n",
                    "  sobrecarga: a partir de {} requisições/s as chegadas passam do que as "
-                   "réplicas concluem com todas as requisições na fila ({} requisições/s); a fila "
-                   "cresce sem limite, e essas latências crescem com a duração da simulação\n",
+                   "réplicas concluem com todas as requisições na fila ({} requisições/s): elas "
+                   "rodam saturadas, nessa taxa, enquanto a fila, e com ela TTFT e E2E, cresce "
+                   "sem limite\n",
                    number(over->load, 2, lang), number(ceiling, 2, lang)));
   }
 }
@@ -621,15 +627,16 @@ void print_serve_csv(const ServeReport& r) {
              "goodput_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "itl_mean_s",
              "e2e_p50_s", "e2e_p99_s", "mean_batch", "measured_requests", "overload", "settled",
              "knee"});
+    // An overloaded load's TTFT and E2E grow without bound: empty cells.
+    auto cell = [](double v) {
+      return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string();
+    };
     for (const SweepPoint& p : r.answer.sweep) {
       const ServingResult& x = p.result;
-      t.add({fmt::format("{:.6g}", p.load), fmt::format("{:.6g}", x.output_tokens_per_s),
-             fmt::format("{:.6g}", x.requests_per_s), fmt::format("{:.6g}", x.goodput_per_s),
-             fmt::format("{:.6g}", x.ttft.p50), fmt::format("{:.6g}", x.ttft.p99),
-             fmt::format("{:.6g}", x.tpot.p50), fmt::format("{:.6g}", x.tpot.p99),
-             fmt::format("{:.6g}", x.itl_mean), fmt::format("{:.6g}", x.e2e.p50),
-             fmt::format("{:.6g}", x.e2e.p99), fmt::format("{:.6g}", x.mean_batch),
-             fmt::format("{}", x.requests), p.overload ? "true" : "false",
+      t.add({cell(p.load), cell(x.output_tokens_per_s), cell(x.requests_per_s),
+             cell(x.goodput_per_s), cell(x.ttft.p50), cell(x.ttft.p99), cell(x.tpot.p50),
+             cell(x.tpot.p99), cell(x.itl_mean), cell(x.e2e.p50), cell(x.e2e.p99),
+             cell(x.mean_batch), fmt::format("{}", x.requests), p.overload ? "true" : "false",
              p.settled ? "true" : "false", p.knee ? "true" : "false"});
     }
     emit("{}", t.csv());
@@ -689,7 +696,8 @@ std::string serve_html(const ServeReport& r) {
                      const std::optional<Seconds>& bound) {
       Series p99{"p99", {}}, p50{"p50", {}};
       for (const LoadPoint& p : points) {
-        if (p.result.requests == 0)
+        // Not drawn: an empty run, and an overloaded load's TTFT, which grows without bound.
+        if (p.result.requests == 0 || !std::isfinite(pick(p.result).p99))
           continue;
         p99.points.emplace_back(p.load, pick(p.result).p99 * 1e3);
         p50.points.emplace_back(p.load, pick(p.result).p50 * 1e3);
