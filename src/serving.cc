@@ -79,12 +79,16 @@ SettledResult simulate_settled(const InferenceModel& model, const Workload& w,
       out.result = std::move(r);
       return out;
     }
-    last = std::move(r);
     if (n >= steady.most) {
-      out.result = std::move(*last);
+      // A queue that grows without bound waits in proportion to the run's length: its mean TTFT
+      // doubles with the run. A bounded one's converges, however slowly. Halfway between, on a
+      // log scale: the longest run waiting more than sqrt(2) times the run half its length.
+      out.growing = last && r.ttft.mean > std::sqrt(2.0) * last->ttft.mean;
+      out.result = std::move(r);
       out.settled = false;
       return out;
     }
+    last = std::move(r);
     n = std::min(steady.most, 2 * n);
   }
 }

@@ -543,6 +543,32 @@ TEST_F(ServingTest, ASteadyRunLeavesOutTheUsersSynchronisedStart) {
   EXPECT_FALSE(steady.result.filling);  // a closed loop's warm-up is its users' first round
 }
 
+TEST_F(ServingTest, AnUnsettledLoadSaysWhetherItsQueueGrows) {
+  // A tolerance no two runs meet and a cap of 4,000 requests: every load ends unsettled after
+  // runs of 2,000 and 4,000. At twice the offline rate the queue grows by the offline rate every
+  // second of arrivals: the 4,000-request run's arrivals last twice as long, and its measured
+  // requests (the middle 80 %) wait about twice as long as the 2,000-request run's. At a tenth
+  // of the offline rate nothing queues: both runs wait a prefill, their ratio about 1, under
+  // the geometric midpoint sqrt(2).
+  const SteadyState never{.first = 2'000, .most = 4'000, .tolerance = 0.0};
+  const ServingResult offline = simulate_serving(*model_, work(4000, 500, 100), ServingSetup{});
+  const double ceiling = offline.requests_per_s;
+  const SettledResult over =
+      simulate_settled(*model_, work(1, 500, 100, 2 * ceiling), ServingSetup{}, never);
+  EXPECT_FALSE(over.settled);
+  EXPECT_EQ(over.runs, 2);
+  EXPECT_TRUE(over.growing);
+  const SettledResult light =
+      simulate_settled(*model_, work(1, 500, 100, 0.1 * ceiling), ServingSetup{}, never);
+  EXPECT_FALSE(light.settled);
+  EXPECT_FALSE(light.growing);
+  // Settled loads never grow.
+  const SettledResult settled = simulate_settled(*model_, work(1, 500, 100, 0.1 * ceiling),
+                                                 ServingSetup{}, SteadyState{});
+  EXPECT_TRUE(settled.settled);
+  EXPECT_FALSE(settled.growing);
+}
+
 TEST_F(ServingTest, AShortRunPastCapacityMeasuresTheTokensItsWindowGenerates) {
   // 200 requests of 500 -> 500 tokens arrive at 1,000 per second: the measured 160 (the first
   // and last 20 left out, steady_run's 10 %) arrive within about 0.16 s, while one request

@@ -228,10 +228,15 @@ Workload steady_run(const Workload& w, int64_t requests, const SteadyState& stea
 // A simulation of `w` that runs until it settles (SteadyState), the request count of `w` aside;
 // an offline or static-batch workload, which has no steady state, is simulated as given.
 // `settled` says whether it did; when not, the load is past what the setup sustains (queues
-// grow without bound) or `most` was too few.
+// grow without bound: `growing`) or `most` was too few for a bounded queue whose percentiles
+// converge slowly (bursts of requests that start and end together; a p99 from rare waits).
 struct SettledResult {
   ServingResult result;
   bool settled = true;
+  // Not settled, and the longest run's mean TTFT more than sqrt(2) times that of the run half its
+  // length: the geometric midpoint between a bounded queue's (the same wait) and one that grows
+  // without bound (twice the wait in twice the time).
+  bool growing = false;
   int64_t runs = 0;
 };
 SettledResult simulate_settled(const InferenceModel& model, const Workload& w,
