@@ -58,6 +58,15 @@ TEST(Dataset, MlperfSetsLoadWithTheirSourcesMeans) {
   EXPECT_NEAR(d.input.mean(), 222.8, 0.1);
   EXPECT_EQ(d.output.max(), 1024);
   EXPECT_FALSE(c.dataset("mlperf-llama2-70b").has_value());
+  // The Llama 3.1 8B set (MLPerf v5.1, CNN/DailyMail): 13,368 prompts of mean 870.0 tokens as
+  // scripts/dataset-quantiles read them (the trapezoids' mean over the quantiles; the samples'
+  // own mean is 870.7), every answer the 128 tokens the v5.1 results generate per sample.
+  const Dataset& cnn = **c.dataset("mlperf-llama3.1-8b-cnn-dailymail");
+  EXPECT_EQ(cnn.samples, 13368);
+  EXPECT_NEAR(cnn.input.mean(), 870.0, 0.1);
+  EXPECT_EQ(cnn.input.max(), 2540);
+  EXPECT_DOUBLE_EQ(cnn.output.mean(), 128.0);
+  EXPECT_EQ(cnn.output.max(), 128);
 }
 
 TEST(Dataset, AFileWhoseQuantilesFallIsRefusedWithItsLine) {
