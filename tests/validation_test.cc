@@ -40,6 +40,27 @@ TEST(ValidationData, IsExactlyTheSharedFiles) {
   }
 }
 
+// data/holdout/ (never fitted to) is in the shared format: every row is read, resolved against
+// the catalog (its GPU, engine and data set) and simulable, with each metric it publishes. The
+// errors are for `gpuplan validate`, not for a test.
+TEST(HoldoutData, EveryRowResolvesAgainstTheCatalog) {
+  const Catalog& catalog = shipped_catalog();
+  const std::string path =
+      (std::filesystem::path(GPUPLAN_DATA_DIR) / "holdout" / "inference-mlperf-v5.1.json").string();
+  Result<std::vector<ServingRow>> rows = read_serving_rows(path, catalog);
+  ASSERT_TRUE(rows.has_value()) << rows.error().message();
+  ASSERT_EQ(rows->size(), 17U);  // data/holdout/README.md: 17 results of seven systems
+  size_t metrics = 0;
+  for (const ServingRow& row : *rows) {
+    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
+    EXPECT_NE(row.engine, nullptr) << row.id;
+    // Lengths from the MLPerf Llama 3.1 8B set: 128 tokens generated per request.
+    EXPECT_EQ(row.workload.max_output(), 128) << row.id;
+    metrics += row.metrics.size();
+  }
+  EXPECT_EQ(metrics, 57U);  // 7 offline rows of 1 metric, 10 loaded rows of 5
+}
+
 TEST(Median, OfOddEvenAndNoValues) {
   EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
   EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);  // (2 + 3) / 2
