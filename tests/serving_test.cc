@@ -563,8 +563,8 @@ TEST_F(ServingTest, AnUnsettledLoadSaysWhetherItsQueueGrows) {
   EXPECT_FALSE(light.settled);
   EXPECT_FALSE(light.growing);
   // Settled loads never grow.
-  const SettledResult settled = simulate_settled(*model_, work(1, 500, 100, 0.1 * ceiling),
-                                                 ServingSetup{}, SteadyState{});
+  const SettledResult settled =
+      simulate_settled(*model_, work(1, 500, 100, 0.1 * ceiling), ServingSetup{}, SteadyState{});
   EXPECT_TRUE(settled.settled);
   EXPECT_FALSE(settled.growing);
 }

@@ -175,8 +175,7 @@ TEST_F(ValidationTest, ATtftIsPredictedWhereTheLoadSettles) {
   ASSERT_TRUE(r->entries[0].serving.has_value());
   EXPECT_NEAR(*r->entries[0].predicted, r->entries[0].serving->ttft.mean * 1e3, 1e-9);
   EXPECT_FALSE(r->entries[1].predicted.has_value());
-  EXPECT_NE(r->entries[1].reason.find("are at or past the simulated capacity"),
-            std::string::npos)
+  EXPECT_NE(r->entries[1].reason.find("are at or past the simulated capacity"), std::string::npos)
       << r->entries[1].reason;
   EXPECT_FALSE(r->entries[2].predicted.has_value());
   EXPECT_NE(r->entries[2].reason.find("TTFT of an offline run is queueing time"), std::string::npos)
