@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 
 #include "command.h"
 #include "flags.h"
@@ -74,8 +75,8 @@ void list_datasets(const Catalog& c) {
   Table t({"id", "requests", "prompt mean", "prompt max", "output mean", "output max", "name"},
           {false, true, true, true, true, true, false});
   for (const Dataset& d : c.datasets()) {
-    t.add({d.id, grouped(d.samples), fmt::format("{:.0f}", d.input.mean()), grouped(d.input.max()),
-           fmt::format("{:.0f}", d.output.mean()), grouped(d.output.max()), d.name});
+    t.add({d.id, grouped(d.samples), grouped(std::llround(d.input.mean())), grouped(d.input.max()),
+           grouped(std::llround(d.output.mean())), grouped(d.output.max()), d.name});
   }
   emit("{}", t.str());
   emit("tokens per request; serve --dataset ID draws each request's lengths from one\n");
