@@ -146,7 +146,7 @@ void search_outer(const Model& m, const Cluster& c, const TrainJob& base, const 
             job.memory.recompute = r;
             job.memory.micro_batch = mb;
             ++out.evaluated;
-            if (!interleaving_allowed(m, x.pp, v, job.software.pipeline())) {
+            if (!interleaving_allowed(m, x.pp, v, job.software)) {
               out.last_rejected = job;  // the estimate's own rule, asked without an estimate
               out.last_outer = index;
               continue;

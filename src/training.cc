@@ -65,19 +65,28 @@ namespace {
 
 enum class Interleaving { kRuns, kNeedsStages, kEngineCannot, kUneven, kTooManyChunks };
 
+// Whether Megatron splits the model into pp x v chunks of equal layers: the transformer layers
+// alone, or, where the software can count them (Framework::pipeline_embedding_layers_since), with
+// the embedding and the loss as one layer each, so that the first and last stage hold one
+// transformer layer fewer (stage_layer_count's split of the two missing layers).
+bool megatron_chunks(const Model& m, int64_t pp, int64_t v, const Software& sw) {
+  const int64_t chunks = pp * v;
+  return m.layers % chunks == 0 || (sw.pipeline_embedding_layers() && (m.layers + 2) % chunks == 0);
+}
+
 // The interleaving rule: each engine's, once.
-Interleaving interleaving_rule(const Model& m, int64_t pp, int64_t v, PipelineEngine engine) {
+Interleaving interleaving_rule(const Model& m, int64_t pp, int64_t v, const Software& sw) {
   if (v <= 1) {
     return Interleaving::kRuns;
   }
   if (pp <= 1) {
     return Interleaving::kNeedsStages;
   }
-  switch (engine) {
+  switch (sw.pipeline()) {
     case PipelineEngine::kDeepSpeed:
       return Interleaving::kEngineCannot;
     case PipelineEngine::kMegatron:
-      return m.layers % (pp * v) != 0 ? Interleaving::kUneven : Interleaving::kRuns;
+      return megatron_chunks(m, pp, v, sw) ? Interleaving::kRuns : Interleaving::kUneven;
     case PipelineEngine::kCustom:
       return pp * v > m.layers ? Interleaving::kTooManyChunks : Interleaving::kRuns;
   }
@@ -86,13 +95,13 @@ Interleaving interleaving_rule(const Model& m, int64_t pp, int64_t v, PipelineEn
 
 }  // namespace
 
-bool interleaving_allowed(const Model& m, int64_t pp, int64_t v, PipelineEngine engine) {
-  return interleaving_rule(m, pp, v, engine) == Interleaving::kRuns;
+bool interleaving_allowed(const Model& m, int64_t pp, int64_t v, const Software& sw) {
+  return interleaving_rule(m, pp, v, sw) == Interleaving::kRuns;
 }
 
 std::optional<std::string> interleaving_problem(const Model& m, int64_t pp, int64_t v,
-                                                PipelineEngine engine) {
-  switch (interleaving_rule(m, pp, v, engine)) {
+                                                const Software& sw) {
+  switch (interleaving_rule(m, pp, v, sw)) {
     case Interleaving::kRuns:
       return std::nullopt;
     case Interleaving::kNeedsStages:
@@ -100,6 +109,12 @@ std::optional<std::string> interleaving_problem(const Model& m, int64_t pp, int6
     case Interleaving::kEngineCannot:
       return std::string("DeepSpeed's pipeline engine does not interleave (virtual stages 1)");
     case Interleaving::kUneven:
+      if (sw.pipeline_embedding_layers()) {
+        return fmt::format(
+            "Megatron interleaves only when the {} layers, alone or with the embedding and the "
+            "loss, divide into pp {} x {} virtual stages",
+            m.layers, pp, v);
+      }
       return fmt::format(
           "Megatron interleaves only when the {} layers divide into pp {} x {} virtual stages",
           m.layers, pp, v);
@@ -147,8 +162,9 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
     return est;
   }
   const PipelineEngine engine = job.software.pipeline();
-  if (!interleaving_allowed(m, l.pp, l.virtual_stages, engine)) {
-    reject(Why::kLayout, [&] { return *interleaving_problem(m, l.pp, l.virtual_stages, engine); });
+  if (!interleaving_allowed(m, l.pp, l.virtual_stages, job.software)) {
+    reject(Why::kLayout,
+           [&] { return *interleaving_problem(m, l.pp, l.virtual_stages, job.software); });
     return est;
   }
   if (mj.seq % cp != 0) {
@@ -496,14 +512,13 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
       }
     }
   }
-  const PipelineEngine engine = job.software.pipeline();
   std::vector<int64_t> virtual_stages;
   if (l.virtual_stages > 0) {
     virtual_stages.push_back(l.virtual_stages);
   } else {
     virtual_stages.push_back(1);
     for (int64_t v = 2; l.pp > 1 && l.pp * v <= m.layers; ++v) {
-      if (interleaving_allowed(m, l.pp, v, engine)) {
+      if (interleaving_allowed(m, l.pp, v, job.software)) {
         virtual_stages.push_back(v);
       }
     }

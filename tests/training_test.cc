@@ -241,7 +241,7 @@ TEST_F(TrainingTest, InterleavingFollowsTheEngine) {
   const Model m = model("llama-2-13b");
   TrainJob j = job(8, 4, 1, 1, 16);
   j.memory.layout.virtual_stages = 3;
-  apply_software(j, *catalog_->software("megatron-lm"));
+  apply_software(j, *catalog_->software("megatron-lm@2024"));
   EXPECT_EQ(run(m, a100(32), j).reason,
             "Megatron interleaves only when the 40 layers divide into pp 4 x 3 virtual stages");
   j.memory.layout.virtual_stages = 5;
@@ -252,6 +252,30 @@ TEST_F(TrainingTest, InterleavingFollowsTheEngine) {
   j.memory.layout.virtual_stages = 3;
   apply_software(j, *catalog_->software("meta-internal"));
   EXPECT_TRUE(run(m, a100(32), j).feasible);
+}
+
+TEST_F(TrainingTest, MegatronFrom2025CountsTheEmbeddingAndTheLossAsPipelineLayers) {
+  // Llama 3.1 405B: 126 layers. On pp 8 x 8 virtual stages, 126 / 64 chunks is uneven, but
+  // 126 + 2 = 128 = 64 x 2: Megatron-Core's uneven virtual pipeline (2025) counts the embedding
+  // and the loss as a layer each, as Megatron-Bridge's 405B recipe does (pp 8, vp 8).
+  const Model m = model("llama-3.1-405b");
+  const Software old = *catalog_->software("megatron-lm@2024");
+  const Software now = *catalog_->software("megatron-lm@2025");
+  EXPECT_EQ(interleaving_problem(m, 8, 8, old),
+            "Megatron interleaves only when the 126 layers divide into pp 8 x 8 virtual stages");
+  EXPECT_EQ(interleaving_problem(m, 8, 8, now), std::nullopt);
+  // Neither 126 nor 128 divides into pp 8 x 3 = 24 chunks.
+  EXPECT_EQ(interleaving_problem(m, 8, 3, now),
+            "Megatron interleaves only when the 126 layers, alone or with the embedding and the "
+            "loss, divide into pp 8 x 3 virtual stages");
+  // A model whose layers divide as they are still interleaves so (80 = 8 x 5 x 2; 82 does not).
+  EXPECT_EQ(interleaving_problem(model("llama-3.1-70b"), 8, 5, now), std::nullopt);
+  // The two counted layers are the first and last stage's: those hold 15 transformer layers,
+  // the other six 16 (126 = 2 x 15 + 6 x 16).
+  const std::vector<int64_t> split = stage_layers(m.layers, 8);
+  EXPECT_EQ(split.front(), 15);
+  EXPECT_EQ(split.back(), 15);
+  EXPECT_EQ(split[3], 16);
 }
 
 TEST_F(TrainingTest, ZeroThreeHidesGathersOnlyWhereItCanPrefetch) {

@@ -54,6 +54,11 @@ struct Framework {
   int64_t overlap_param_gather_since = 0;  // ZeRO-1/2 weight all-gather hidden in the forward
   int64_t tp_comm_overlap_since = 0;       // TP collectives overlapped with their GEMMs
   int64_t zero3_prefetch_since = 0;        // ZeRO-3 gathers the next layer while computing
+  // Megatron's pipeline may count the embedding and the loss as one layer each when it splits the
+  // layers into (virtual) stages (account_for_embedding_in_pipeline_split and ..._loss_...): the
+  // first and last stage then hold one transformer layer fewer, and a model interleaves where
+  // its layers + 2 divide into pp x v chunks, as well as where its layers do.
+  int64_t pipeline_embedding_layers_since = 0;
   // ZeRO-3 / FSDP: parameters per gathered bucket; 0 gathers one transformer layer at a time
   // (FSDP wraps each block as a unit).
   double zero3_bucket_params = 0;
@@ -77,6 +82,9 @@ struct Software {
   bool overlap_param_gather() const { return since(framework->overlap_param_gather_since); }
   bool tp_comm_overlap() const { return since(framework->tp_comm_overlap_since); }
   bool zero3_prefetch() const { return since(framework->zero3_prefetch_since); }
+  bool pipeline_embedding_layers() const {
+    return framework != nullptr && since(framework->pipeline_embedding_layers_since);
+  }
   // The pipeline engine; without a framework, Megatron's.
   PipelineEngine pipeline() const {
     return framework != nullptr ? framework->pipeline : PipelineEngine::kMegatron;

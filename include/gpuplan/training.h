@@ -85,13 +85,14 @@ struct TrainEstimate {
   std::optional<Money> cost;
 };
 
-// Why `v` virtual stages cannot interleave `pp` stages of `model` under `engine`, or nullopt:
-// Megatron needs the layers to divide evenly into pp x v chunks, DeepSpeed's engine does not
-// interleave, a custom engine balances uneven chunks (at least one layer each).
+// Why `v` virtual stages cannot interleave `pp` stages of `model` under the software's pipeline
+// engine, or nullopt: Megatron needs the layers (or, where it can count them, the layers with the
+// embedding and the loss) to divide evenly into pp x v chunks, DeepSpeed's engine does not interleave, a custom
+// engine balances uneven chunks (at least one layer each).
 std::optional<std::string> interleaving_problem(const Model& model, int64_t pp, int64_t v,
-                                                PipelineEngine engine);
+                                                const Software& software);
 // The same rule without the words: whether the interleaving can run.
-bool interleaving_allowed(const Model& model, int64_t pp, int64_t v, PipelineEngine engine);
+bool interleaving_allowed(const Model& model, int64_t pp, int64_t v, const Software& software);
 
 // What an estimate does with a layout that cannot run as asked.
 struct EstimateOptions {
