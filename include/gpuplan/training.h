@@ -87,8 +87,8 @@ struct TrainEstimate {
 
 // Why `v` virtual stages cannot interleave `pp` stages of `model` under the software's pipeline
 // engine, or nullopt: Megatron needs the layers (or, where it can count them, the layers with the
-// embedding and the loss) to divide evenly into pp x v chunks, DeepSpeed's engine does not interleave, a custom
-// engine balances uneven chunks (at least one layer each).
+// embedding and the loss) to divide evenly into pp x v chunks, DeepSpeed's engine does not
+// interleave, a custom engine balances uneven chunks (at least one layer each).
 std::optional<std::string> interleaving_problem(const Model& model, int64_t pp, int64_t v,
                                                 const Software& software);
 // The same rule without the words: whether the interleaving can run.
