@@ -61,6 +61,19 @@ TEST(HoldoutData, EveryRowResolvesAgainstTheCatalog) {
   EXPECT_EQ(metrics, 57U);  // 7 offline rows of 1 metric, 10 loaded rows of 5
 }
 
+// The training holdout likewise: every row read and its layout resolved, with its framework.
+TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
+  const Catalog& catalog = shipped_catalog();
+  const std::string path =
+      (std::filesystem::path(GPUPLAN_DATA_DIR) / "holdout" / "training-2024-2025.json").string();
+  Result<std::vector<TrainingRow>> rows = read_training_rows(path, catalog);
+  ASSERT_TRUE(rows.has_value()) << rows.error().message();
+  ASSERT_EQ(rows->size(), 19U);  // data/holdout/README.md: 11 torchtitan and 8 Megatron-Bridge
+  for (const TrainingRow& row : *rows) {
+    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
+  }
+}
+
 TEST(Median, OfOddEvenAndNoValues) {
   EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
   EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);  // (2 + 3) / 2
