@@ -53,14 +53,14 @@ Result<Framework> load_framework(const std::string& path) {
   GPUPLAN_ASSIGN_OR_RETURN(grad_stage, r.optional_integer("gradient_sharding_stage", 1, 2));
   f.gradient_sharding_stage = grad_stage.value_or(2);
   // Years: absent means the behaviour was never the default.
-  for (auto [key, field] : {std::pair{"fused_attention_since", &f.fused_attention_since},
-                            std::pair{"hopper_attention_since", &f.hopper_attention_since},
-                            std::pair{"overlap_grad_reduce_since", &f.overlap_grad_reduce_since},
-                            std::pair{"overlap_param_gather_since", &f.overlap_param_gather_since},
-                            std::pair{"tp_comm_overlap_since", &f.tp_comm_overlap_since},
-                            std::pair{"zero3_prefetch_since", &f.zero3_prefetch_since},
-                            std::pair{"pipeline_embedding_layers_since",
-                                      &f.pipeline_embedding_layers_since}}) {
+  for (auto [key, field] :
+       {std::pair{"fused_attention_since", &f.fused_attention_since},
+        std::pair{"hopper_attention_since", &f.hopper_attention_since},
+        std::pair{"overlap_grad_reduce_since", &f.overlap_grad_reduce_since},
+        std::pair{"overlap_param_gather_since", &f.overlap_param_gather_since},
+        std::pair{"tp_comm_overlap_since", &f.tp_comm_overlap_since},
+        std::pair{"zero3_prefetch_since", &f.zero3_prefetch_since},
+        std::pair{"pipeline_embedding_layers_since", &f.pipeline_embedding_layers_since}}) {
     std::optional<int64_t> year;
     GPUPLAN_ASSIGN_OR_RETURN(year, r.optional_integer(key, 2015, kCurrentYear));
     *field = year.value_or(0);
