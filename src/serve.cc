@@ -106,6 +106,8 @@ ServingResult overloaded(const ServeOption& b, const Workload& w, const ServingS
 // See ServeJob::sweep and SweepPoint.
 std::vector<SweepPoint> sweep(const ServeOption& b, const ServeJob& job) {
   std::vector<SweepPoint> points;
+  // Every overloaded load is the same saturated replicas, whatever its rate: simulated once.
+  std::optional<ServingResult> saturated;
   for (double load : job.sweep) {
     Workload w = job.workload;
     SweepPoint p;
@@ -120,7 +122,10 @@ std::vector<SweepPoint> sweep(const ServeOption& b, const ServeJob& job) {
     }
     w.goodput = job.slo;
     if (p.overload) {
-      p.result = overloaded(b, w, job.setup);
+      if (!saturated) {
+        saturated = overloaded(b, w, job.setup);
+      }
+      p.result = *saturated;
     } else {
       // The steady state, whatever the job's request count: a sweep compares loads.
       SettledResult s = simulate_settled(*b.model, w, job.setup);
