@@ -44,8 +44,7 @@ std::optional<double> serving_metric(const ServingResult& r, const std::string& 
 // a saturated one.
 struct RowSimulation {
   ServingResult result;
-  bool settled = true;   // a Poisson row's runs agreed (SteadyState)
-  bool growing = false;  // they did not, and their queue grows with the run (SettledResult)
+  bool growing = false;  // a Poisson row's runs did not settle: its queue grows (SettledResult)
   double ceiling = 0;
   std::string note;  // the layout gpuplan picked where the row publishes none
 };
@@ -205,7 +204,6 @@ std::variant<std::string, RowSimulation> simulate_row(const ServingRow& row, con
   // fill-up and drain are not what it reports.
   SettledResult settled = simulate_settled(m, w, setup);
   sim.result = std::move(settled.result);
-  sim.settled = settled.settled;
   sim.growing = settled.growing;
   if (!sim.result.feasible) {
     return Outcome(sim.result.reason.en);
@@ -239,7 +237,7 @@ std::string queueing_problem(const ServingRow& row, const RowSimulation& s) {
         "TTFT is queueing that grows with the benchmark's length (not in the row)",
         rate, s.ceiling);
   }
-  if (!s.settled && s.growing) {
+  if (s.growing) {
     return fmt::format(
         "at the offered {:.3g} requests/s the simulated queue grows with the run (capacity "
         "{:.3g}/s): TTFT is queueing set by the benchmark's length (not in the row)",
