@@ -126,17 +126,17 @@ Table sweep_table(const ServeReport& r) {
        "TPOT p50 (ms)", "TPOT p99 (ms)", "ITL (ms)", "E2E p99 (s)",
        tr(lang, "mean batch", "lote médio"), tr(lang, "measured", "medidas"), ""},
       {true, true, true, true, true, true, true, true, true, true, true, true, false});
+  // An overloaded load's TTFT and E2E grow without bound (SweepPoint::overload).
+  auto grows = [&](double v, int decimals) {
+    return std::isfinite(v) ? number(v, decimals, lang)
+                            : std::string(tr(lang, "unbounded", "sem limite"));
+  };
   for (const SweepPoint& p : r.answer.sweep) {
     const ServingResult& x = p.result;
     const std::string note = p.overload   ? std::string(tr(lang, "overload", "sobrecarga"))
                              : !p.settled ? std::string(tr(lang, "not settled", "não estabilizou"))
                              : p.knee     ? std::string(tr(lang, "<- knee", "<- joelho"))
                                           : std::string();
-    // An overloaded load's TTFT and E2E grow without bound (SweepPoint::overload).
-    auto grows = [&](double v, int decimals) {
-      return std::isfinite(v) ? number(v, decimals, lang)
-                              : std::string(tr(lang, "unbounded", "sem limite"));
-    };
     t.add({number(p.load, closed ? 0 : 2, lang), number(std::round(x.output_tokens_per_s), 0, lang),
            number(x.requests_per_s, 2, lang), number(x.goodput_per_s, 2, lang),
            grows(x.ttft.p50 * 1e3, 1), grows(x.ttft.p99 * 1e3, 1),
