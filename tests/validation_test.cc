@@ -16,6 +16,11 @@ std::string fixture(const char* name) {
   return std::string(GPUPLAN_TEST_DATA_DIR) + "/validation/" + name;
 }
 
+// A file of data/holdout/.
+std::string holdout(const char* name) {
+  return (std::filesystem::path(GPUPLAN_DATA_DIR) / "holdout" / name).string();
+}
+
 class ValidationTest : public ::testing::Test {
  protected:
   void SetUp() override { catalog_ = &shipped_catalog(); }
@@ -44,10 +49,8 @@ TEST(ValidationData, IsExactlyTheSharedFiles) {
 // the catalog (its GPU, engine and data set) and simulable, with each metric it publishes. The
 // errors are for `gpuplan validate`, not for a test.
 TEST(HoldoutData, EveryRowResolvesAgainstTheCatalog) {
-  const Catalog& catalog = shipped_catalog();
-  const std::string path =
-      (std::filesystem::path(GPUPLAN_DATA_DIR) / "holdout" / "inference-mlperf-v5.1.json").string();
-  Result<std::vector<ServingRow>> rows = read_serving_rows(path, catalog);
+  Result<std::vector<ServingRow>> rows =
+      read_serving_rows(holdout("inference-mlperf-v5.1.json"), shipped_catalog());
   ASSERT_TRUE(rows.has_value()) << rows.error().message();
   ASSERT_EQ(rows->size(), 17U);  // data/holdout/README.md: 17 results of seven systems
   size_t metrics = 0;
@@ -63,10 +66,8 @@ TEST(HoldoutData, EveryRowResolvesAgainstTheCatalog) {
 
 // The training holdout likewise: every row read and its layout resolved, with its framework.
 TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
-  const Catalog& catalog = shipped_catalog();
-  const std::string path =
-      (std::filesystem::path(GPUPLAN_DATA_DIR) / "holdout" / "training-2024-2025.json").string();
-  Result<std::vector<TrainingRow>> rows = read_training_rows(path, catalog);
+  Result<std::vector<TrainingRow>> rows =
+      read_training_rows(holdout("training-2024-2025.json"), shipped_catalog());
   ASSERT_TRUE(rows.has_value()) << rows.error().message();
   ASSERT_EQ(rows->size(), 19U);  // data/holdout/README.md: 11 torchtitan and 8 Megatron-Bridge
   for (const TrainingRow& row : *rows) {
