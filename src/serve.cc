@@ -131,6 +131,7 @@ std::vector<SweepPoint> sweep(const ServeOption& b, const ServeJob& job) {
       SettledResult s = simulate_settled(*b.model, w, job.setup);
       p.result = std::move(s.result);
       p.settled = s.settled;
+      p.growing = s.growing;
     }
     points.push_back(std::move(p));
   }

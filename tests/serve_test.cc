@@ -181,6 +181,36 @@ TEST(ServeTest, ASweepSimulatesEachLoadAndMarksTheKneeAndTheOverload) {
   EXPECT_EQ(bounded.sweep[0].result.goodput_per_s, 0.0);
 }
 
+TEST(ServeTest, ASweepPointSaysWhenItsQueueGrowsBelowTheCeiling) {
+  // Llama 3.1 70B on 4 H100 (tp 4), 467 -> 256 tokens: an instance bound by its KV cache, whose
+  // Poisson runs complete fewer requests than the offline ceiling (every request queued at
+  // once). At 99 % of that ceiling the load is not an overload, yet what arrives outpaces what
+  // completes: the runs never agree and the longest one's mean TTFT is more than sqrt(2) times
+  // the one half its length (SettledResult::growing). The point says so; the lighter points,
+  // settled, and the overloaded one, reported as saturated, do not.
+  ServeJob j = h100_job();
+  j.tp = 4;
+  j.simulate_load = false;
+  j.workload.input_tokens = 467;
+  j.workload.output_tokens = 256;
+  ServeAnswer probe = answer("llama-3.1-70b", j);
+  ASSERT_NE(probe.best_option(), nullptr);
+  const double ceiling = probe.best_option()->offline.requests_per_s;
+  j.sweep = {0.3 * ceiling, 0.99 * ceiling, 1.5 * ceiling};
+  const ServeAnswer a = answer("llama-3.1-70b", j);
+  ASSERT_EQ(a.sweep.size(), 3U);
+  EXPECT_TRUE(a.sweep[0].settled);
+  EXPECT_FALSE(a.sweep[0].growing);
+  const SweepPoint& near = a.sweep[1];
+  EXPECT_FALSE(near.overload);
+  EXPECT_FALSE(near.settled);
+  EXPECT_TRUE(near.growing);
+  // A growing queue: fewer requests complete than arrive.
+  EXPECT_LT(near.result.requests_per_s, 0.995 * near.load);
+  EXPECT_TRUE(a.sweep[2].overload);
+  EXPECT_FALSE(a.sweep[2].growing);
+}
+
 TEST(ServeTest, DisaggregationSplitsTheGpusIntoPoolsAndComparesWithAggregated) {
   // Llama 3.1 8B on one 8-GPU H100 node, long prompts (2,000 -> 100 tokens), p99 TTFT 1 s and
   // TPOT 20 ms: every split of the 8 GPUs into prefill and decode pools, rate-matched, the best

@@ -98,6 +98,9 @@ struct SweepPoint {
   // (simulate_settled).
   bool overload = false;
   bool settled = true;  // false: SteadyState's cap came first
+  // Not settled because the queue grows with the run (SettledResult::growing): arrivals outpace
+  // the replicas before the offline ceiling says so, and the figures are the longest run's.
+  bool growing = false;
   // The heaviest load before the latency turns up: the last load (not overloaded) whose p99
   // TTFT is at most twice the lightest load's, when a heavier one's is more (or overloads).
   bool knee = false;

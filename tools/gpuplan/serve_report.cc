@@ -134,6 +134,7 @@ Table sweep_table(const ServeReport& r) {
   for (const SweepPoint& p : r.answer.sweep) {
     const ServingResult& x = p.result;
     const std::string note = p.overload   ? std::string(tr(lang, "overload", "sobrecarga"))
+                             : p.growing  ? std::string(tr(lang, "queue grows", "fila cresce"))
                              : !p.settled ? std::string(tr(lang, "not settled", "não estabilizou"))
                              : p.knee     ? std::string(tr(lang, "<- knee", "<- joelho"))
                                           : std::string();
@@ -498,6 +499,7 @@ void write_sweep(JsonWriter& j, const ServeReport& r) {
     j.begin_object().field(r.job.closed() ? "users" : "rate_per_s", p.load);
     j.field("overload", p.overload)
         .field("settled", p.settled)
+        .field("queue_grows", p.growing)
         .field("knee", p.knee)
         .field("goodput_per_s", p.result.goodput_per_s);
     write_result(j, "simulation", p.result);
@@ -626,7 +628,7 @@ void print_serve_csv(const ServeReport& r) {
     Table t({closed ? "users" : "rate_per_s", "output_tokens_per_s", "requests_per_s",
              "goodput_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "itl_mean_s",
              "e2e_p50_s", "e2e_p99_s", "mean_batch", "measured_requests", "overload", "settled",
-             "knee"});
+             "queue_grows", "knee"});
     // An overloaded load's TTFT and E2E grow without bound: empty cells.
     auto cell = [](double v) {
       return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string();
@@ -637,7 +639,8 @@ void print_serve_csv(const ServeReport& r) {
              cell(x.goodput_per_s), cell(x.ttft.p50), cell(x.ttft.p99), cell(x.tpot.p50),
              cell(x.tpot.p99), cell(x.itl_mean), cell(x.e2e.p50), cell(x.e2e.p99),
              cell(x.mean_batch), fmt::format("{}", x.requests), p.overload ? "true" : "false",
-             p.settled ? "true" : "false", p.knee ? "true" : "false"});
+             p.settled ? "true" : "false", p.growing ? "true" : "false",
+             p.knee ? "true" : "false"});
     }
     emit("{}", t.csv());
     return;
