@@ -705,6 +705,13 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
          "só a sua parte; quantos servidores um local tem livres não é público: confirme com o "
          "provedor"});
   }
+  // What the training model leaves out for this model (training_caveats), said once.
+  for (const PlanCandidate& p : plan.ranked) {
+    if (p.training) {
+      plan.notes.insert(plan.notes.end(), p.training->caveats.begin(), p.training->caveats.end());
+      break;
+    }
+  }
   // Believability: a predicted MFU above every published run on that GPU and precision (the
   // catalog's validation file).
   if (std::any_of(plan.ranked.begin(), plan.ranked.end(),

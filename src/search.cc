@@ -295,6 +295,9 @@ SearchResult search_layouts(const Model& m, const Cluster& c, const TrainJob& ba
   if (!result.top.empty()) {
     result.why = Why::kNone;
   }
+  for (TrainEstimate& e : result.top) {
+    e.caveats = training_caveats(m);
+  }
   return result;
 }
 

@@ -556,6 +556,23 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
   return best;
 }
 
+std::vector<Text> training_caveats(const Model& m) {
+  std::vector<Text> caveats;
+  if (m.is_moe()) {
+    caveats.push_back(
+        {"mixture of experts: the step counts the experts' GEMMs, the router and the tokens' "
+         "all-to-alls, not the host time of per-expert kernels or of the synchronisation that "
+         "sizes each all-to-all; published Megatron runs of fine-grained MoE models that nothing "
+         "was fitted to took much longer than predicted (docs/VALIDATION.md, held-out training)",
+         "mistura de especialistas: o passo conta os GEMMs dos especialistas, o roteador e os "
+         "all-to-alls dos tokens, não o tempo de host dos kernels por especialista nem o da "
+         "sincronização que dimensiona cada all-to-all; execuções publicadas do Megatron com "
+         "MoE de granularidade fina, a que nada foi ajustado, levaram muito mais do que o "
+         "previsto (docs/VALIDATION.md, treino retido)"});
+  }
+  return caveats;
+}
+
 Result<TrainEstimate> train_layout(const Model& m, const Cluster& c, TrainJob job,
                                    const MemoryParams& mp, const TrainParams& p) {
   Parallelism& l = job.memory.layout;
@@ -575,7 +592,9 @@ Result<TrainEstimate> train_layout(const Model& m, const Cluster& c, TrainJob jo
   if (auto problem = layout_problem(m, job.memory)) {
     return fail("layout", *problem, "choose sizes that suit the model");
   }
-  return best_training(m, c, job, mp, p);
+  TrainEstimate e = best_training(m, c, job, mp, p);
+  e.caveats = training_caveats(m);
+  return e;
 }
 
 }  // namespace gpuplan

@@ -63,6 +63,15 @@ TEST_F(SearchTest, RanksFeasibleLayoutsFastestFirst) {
     if (i > 0) {
       EXPECT_FALSE(better_layout(r.top[i], r.top[i - 1])) << i;
     }
+    EXPECT_TRUE(r.top[i].caveats.empty()) << i;  // a dense model: nothing known missing
+  }
+  // A mixture of experts: every ranked layout carries what the model leaves out for it.
+  o.top = 3;
+  const SearchResult moe = search("qwen3-30b-a3b", o);
+  ASSERT_FALSE(moe.top.empty()) << moe.reason;
+  for (const TrainEstimate& e : moe.top) {
+    ASSERT_EQ(e.caveats.size(), 1U);
+    EXPECT_EQ(e.caveats[0].en, training_caveats(*catalog_->model("qwen3-30b-a3b"))[0].en);
   }
 }
 

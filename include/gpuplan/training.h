@@ -22,6 +22,7 @@
 #include "gpuplan/collective.h"
 #include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
+#include "gpuplan/lang.h"
 #include "gpuplan/memory.h"
 #include "gpuplan/model.h"
 #include "gpuplan/params.h"
@@ -83,6 +84,9 @@ struct TrainEstimate {
   double gpu_hours = 0;
   double energy_joules = 0;  // at TDP: an upper bound
   std::optional<Money> cost;
+  // What the estimate leaves out that published runs of such a job show to matter
+  // (training_caveats); set by the answers (train_layout, search_layouts), not per estimate.
+  std::vector<Text> caveats;
 };
 
 // Why `v` virtual stages cannot interleave `pp` stages of `model` under the software's pipeline
@@ -124,6 +128,13 @@ enum class MemoryPolicy {
 TrainEstimate best_training(const Model& model, const Cluster& c, const TrainJob& job,
                             const MemoryParams& mp, const TrainParams& tp,
                             MemoryPolicy policy = MemoryPolicy::kRequire);
+
+// What the training model leaves out for `model` that published runs show to matter, for people
+// to read beside an estimate: a mixture of experts is timed by its expert GEMMs, router and
+// all-to-alls, without the host time of per-expert kernels and of the synchronisation that sizes
+// each all-to-all, and held-out Megatron runs of fine-grained MoE models took much longer
+// (docs/VALIDATION.md). Empty when nothing is known to be missing.
+std::vector<Text> training_caveats(const Model& model);
 
 // The train answer (`gpuplan train` on a layout the user chose): dp 0 takes the GPUs that tp x pp
 // x cp leave; a layout that does not use every GPU or does not suit the model is an Error at

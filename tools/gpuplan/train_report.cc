@@ -95,6 +95,12 @@ void write_train_json(JsonWriter& w, const TrainEstimate& e) {
   w.field("fits_memory", e.fits_memory);
   if (!e.fits_memory)
     w.field("memory_note", e.memory_note);
+  if (!e.caveats.empty()) {
+    w.key("caveats").begin_array();
+    for (const Text& c : e.caveats)
+      w.value(c.en);
+    w.end_array();
+  }
   w.field("memory_per_gpu_bytes", static_cast<int64_t>(std::llround(e.memory.total().si())))
       .field("usable_bytes", static_cast<int64_t>(std::llround(e.usable.si())));
   const StepTime& s = e.step;
@@ -194,6 +200,9 @@ void add_train_html(HtmlReport& h, const TrainEstimate& e) {
   h.paragraph(tr(lang, "software: ", "software: ") + software_text(e.job, lang));
   h.paragraph(fmt::format("layout: {} ({} {})", train_layout_text(e.job, lang), e.micro_batches,
                           tr(lang, "micro-batches per step", "micro-lotes por passo")));
+  for (const Text& c : e.caveats) {
+    h.paragraph(tr(lang, "caveat: ", "ressalva: ") + c.in(lang));
+  }
   h.heading(tr(lang, "Where the step goes", "Para onde vai o passo"));
   std::vector<Bar> bars;
   const Seconds total = e.step.total();
@@ -274,6 +283,9 @@ void print_train_text(const TrainEstimate& e, Lang lang) {
                  number(e.model_flops_per_gpu.si() / 1e12, 0, lang),
                  number(e.hardware_flops_per_gpu.si() / 1e12, 0, lang),
                  number(e.mfu * 100, 1, lang), number(e.hfu * 100, 1, lang)));
+  for (const Text& c : e.caveats) {
+    emit("{}", say(lang, "caveat      {}\n", "ressalva    {}\n", c.in(lang)));
+  }
   if (e.job.tokens > 0) {
     emit("{}",
          say(lang, "{:.3g} tokens: {}, {} GPU-hours, {} MWh at TDP",
