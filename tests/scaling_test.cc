@@ -61,6 +61,18 @@ TEST(Scaling, LikeForLikeKeepsTheBasesPerGpuSetup) {
   }
   // More data-parallel ranks reduce more gradients over more hops.
   EXPECT_LT(s.points[3].efficiency_pct, s.points[1].efficiency_pct);
+  EXPECT_TRUE(s.caveats.empty());  // a dense model: nothing known missing
+}
+
+// A mixture of experts' curve carries what the training model leaves out for it, once.
+TEST(Scaling, AMixtureOfExpertsCurveCarriesItsCaveat) {
+  const Catalog& c = shipped_catalog();
+  ScaleJob job = weak_scaling(false);
+  job.counts = {8};
+  const Model& m = *c.model("qwen3-30b-a3b");
+  const ScaleCurve s = scale_training(m, h200_node(), job, c.memory_params(), c.train_params());
+  ASSERT_EQ(s.caveats.size(), 1U);
+  EXPECT_EQ(s.caveats[0].en, training_caveats(m)[0].en);
 }
 
 // One H200 holds 8B's 2 + 4 + 4 bytes of state per parameter (80 GB) only by recomputing every

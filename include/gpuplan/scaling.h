@@ -37,7 +37,8 @@ struct ScalePoint {
 
 struct ScaleCurve {
   std::vector<ScalePoint> points;
-  int64_t base_gpus = 0;  // the smallest count that runs; 0 when none does
+  int64_t base_gpus = 0;      // the smallest count that runs; 0 when none does
+  std::vector<Text> caveats;  // what the model leaves out for this model (training_caveats)
 };
 
 // The curve on the cluster `node` describes (its GPU, fabrics, GPUs per node and NICs; the count

@@ -72,7 +72,14 @@ void print_json(const ScaleReport& r) {
     }
     w.end_array().end_object();
   }
-  w.end_array().end_object();
+  w.end_array();
+  if (!r.fabrics.empty() && !r.fabrics.front().curve.caveats.empty()) {
+    w.key("caveats").begin_array();
+    for (const Text& c : r.fabrics.front().curve.caveats)
+      w.value(c.en);
+    w.end_array();
+  }
+  w.end_object();
   emit("{}", w.str());
 }
 
@@ -135,6 +142,10 @@ void print_text(const ScaleReport& r, Lang lang) {
         emit("  {} GPUs{}: {}\n", p.gpus, p.superlinear ? " *" : "", p.note);
     }
   }
+  if (!r.fabrics.empty()) {
+    for (const Text& c : r.fabrics.front().curve.caveats)
+      emit("\n{}{}\n", tr(lang, "caveat: ", "ressalva: "), c.in(lang));
+  }
 }
 
 // One row per fabric and count, the numbers as programs read them.
@@ -162,6 +173,10 @@ std::string html_report(const ScaleReport& r, Lang lang) {
   HtmlReport h(tr(lang, "gpuplan scale: ", "gpuplan scale: ") + r.model + " / " + r.gpu, lang);
   h.verdict(headline(r, lang));
   h.paragraph(method(r, lang));
+  if (!r.fabrics.empty()) {
+    for (const Text& c : r.fabrics.front().curve.caveats)
+      h.paragraph(tr(lang, "caveat: ", "ressalva: ") + c.in(lang));
+  }
   std::vector<Series> series;
   for (const FabricCurve& f : r.fabrics) {
     Series s{f.fabric, {}};
