@@ -34,6 +34,8 @@ double input_bytes(Precision p) {
     case Precision::kFp8:
     case Precision::kInt8:
       return 1.0;
+    case Precision::kFp4:
+      return precision_bytes(p);  // values and block scales
     case Precision::kFp32:
     case Precision::kTf32:
       return 4.0;
@@ -121,6 +123,12 @@ std::optional<GemmRate> gemm_rate(const Gpu& gpu, Precision p) {
         return std::nullopt;
       }
       return GemmRate{p, *gpu.peak_for(p), e.gemm_fp8};
+    case Precision::kFp4:
+      // NVFP4 weights and activations (W4A4) on the 4-bit peak; no dequantising fallback.
+      if (!gpu.peak_for(p) || e.gemm_fp4 <= 0) {
+        return std::nullopt;
+      }
+      return GemmRate{p, *gpu.peak_for(p), e.gemm_fp4};
     case Precision::kFp32:
     case Precision::kTf32:
       if (!gpu.peak_for(p)) {

@@ -89,6 +89,9 @@ Result<Gpu> load_gpu(const std::string& path) {
     if (g.peak_for(Precision::kFp8)) {
       GPUPLAN_ASSIGN_OR_RETURN(e.gemm_fp8, eff->number("gemm_fp8", 0.05, 1.0));
     }
+    if (g.peak_for(Precision::kFp4)) {
+      GPUPLAN_ASSIGN_OR_RETURN(e.gemm_fp4, eff->number("gemm_fp4", 0.05, 1.0));
+    }
     GPUPLAN_ASSIGN_OR_RETURN(e.hbm, eff->number("hbm", 0.05, 1.0));
     GPUPLAN_ASSIGN_OR_RETURN(e.attention, eff->number("attention", 0.05, 1.0));
     std::optional<double> hopper;

@@ -16,7 +16,8 @@ namespace {
 constexpr double kActivationBytes = 2.0;
 
 // The tensor-core rate the weight GEMMs run at (gemm.h): fp8 and int8 weights multiply 8-bit
-// inputs (W8A8), int4 weights are dequantised into 16-bit GEMMs (W4A16).
+// inputs (W8A8), int4 weights are dequantised into 16-bit GEMMs (W4A16), fp4 (NVFP4) weights
+// multiply 4-bit inputs on Blackwell's 4-bit peak (W4A4).
 std::optional<double> gemm_rate_of(const Gpu& gpu, Precision p) {
   const std::optional<GemmRate> r = gemm_rate(gpu, p);
   if (!r) {

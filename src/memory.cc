@@ -286,6 +286,13 @@ double quantized_weight_bytes(Precision p) {
   }
 }
 
+Precision default_kv_precision(Precision weights) {
+  if (weights == Precision::kFp4) {
+    return Precision::kFp8;
+  }
+  return weights == Precision::kFp8 || weights == Precision::kFp16 ? weights : Precision::kBf16;
+}
+
 void apply_software(MemoryJob& job, const Software& software) {
   if (software.framework == nullptr) {
     return;
@@ -475,6 +482,11 @@ std::optional<std::string> layout_problem(const Model& m, const MemoryJob& job) 
   }
   if (job.task == Task::kInfer && l.zero != 0) {
     return std::string("ZeRO shards training state; inference has none (use zero 0)");
+  }
+  if (is_training(job.task) && job.precision == Precision::kFp4) {
+    return std::string(
+        "fp4 training (NVFP4 recipes, with their 16-bit layers and scaling) is not modelled; "
+        "train in fp8 or bf16");
   }
   if (is_training(job.task) && job.task != Task::kQlora &&
       (job.precision == Precision::kInt8 || job.precision == Precision::kInt4)) {

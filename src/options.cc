@@ -22,6 +22,7 @@ constexpr std::array kPrecisions = {
     std::pair{Precision::kFp8, std::string_view("fp8")},
     std::pair{Precision::kInt8, std::string_view("int8")},
     std::pair{Precision::kInt4, std::string_view("int4")},
+    std::pair{Precision::kFp4, std::string_view("fp4")},
 };
 constexpr std::array kTasks = {
     std::pair{Task::kTrain, std::string_view("train")},
@@ -72,6 +73,11 @@ double precision_bytes(Precision p) {
       return 1.0;
     case Precision::kInt4:
       return 0.5;
+    case Precision::kFp4:
+      // NVFP4: a 4-bit value per element and one 8-bit E4M3 scale per block of 16 (NVIDIA,
+      // "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference", 2025); the
+      // per-tensor fp32 scale is negligible.
+      return 0.5 + 1.0 / 16.0;
   }
   return 0.0;
 }

@@ -382,10 +382,6 @@ double offline_ceiling(const ServeOption& o, int64_t replicas) {
   return o.offline.requests_per_s * static_cast<double>(replicas);
 }
 
-Precision default_kv_precision(Precision weights) {
-  return weights == Precision::kFp8 || weights == Precision::kFp16 ? weights : Precision::kBf16;
-}
-
 ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams& mp,
                   const TrainParams& tp, const InferenceParams& ip, ServeShapeCache* cache) {
   // Tensor parallelism: powers of two up to the GPU's NVLink domain, or up to max_tp cards over

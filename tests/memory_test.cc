@@ -289,8 +289,29 @@ TEST(LayoutProblem, NamesTheReason) {
   job.precision = Precision::kInt4;
   EXPECT_EQ(layout_problem(m, job),
             "int4 weights cannot be trained; use --task qlora for 4-bit base weights");
+  job.precision = Precision::kFp4;
+  EXPECT_EQ(layout_problem(m, job),
+            "fp4 training (NVFP4 recipes, with their 16-bit layers and scaling) is not modelled; "
+            "train in fp8 or bf16");
   job.precision = Precision::kBf16;
   EXPECT_EQ(layout_problem(m, job), std::nullopt);
+}
+
+TEST(Precisions, NvFp4StoresHalfAByteAndABlockScalePerSixteen) {
+  // NVFP4: a 4-bit E2M1 value per element, one E4M3 byte per block of 16: 0.5 + 1/16 bytes.
+  Result<Precision> fp4 = parse_precision("fp4");
+  ASSERT_TRUE(fp4.has_value());
+  EXPECT_EQ(precision_name(*fp4), "fp4");
+  EXPECT_DOUBLE_EQ(precision_bytes(*fp4), 0.5625);
+  EXPECT_DOUBLE_EQ(quantized_weight_bytes(*fp4), 0.5625);
+  // One KV default for fit, serve and plan: fp4 weights come with an fp8 cache, fp8 and fp16
+  // keep theirs, the others (bf16, fp32, int8, int4) bf16.
+  EXPECT_EQ(default_kv_precision(Precision::kFp4), Precision::kFp8);
+  EXPECT_EQ(default_kv_precision(Precision::kFp8), Precision::kFp8);
+  EXPECT_EQ(default_kv_precision(Precision::kFp16), Precision::kFp16);
+  for (Precision p : {Precision::kBf16, Precision::kFp32, Precision::kInt8, Precision::kInt4}) {
+    EXPECT_EQ(default_kv_precision(p), Precision::kBf16) << precision_name(p);
+  }
 }
 
 TEST(Inference, KvCacheScalesWithBatchAndContextAndShardsOverTp) {

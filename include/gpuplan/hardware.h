@@ -19,14 +19,15 @@
 namespace gpuplan {
 
 // Number formats for weights, activations, KV cache and tensor-core compute.
-enum class Precision { kFp32, kTf32, kFp16, kBf16, kFp8, kInt8, kInt4 };
-inline constexpr int kPrecisionCount = 7;
+// kFp4 is NVFP4 (Blackwell): 4-bit E2M1 values, one E4M3 scale per block of 16.
+enum class Precision { kFp32, kTf32, kFp16, kBf16, kFp8, kInt8, kInt4, kFp4 };
+inline constexpr int kPrecisionCount = 8;
 
-// "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4".
+// "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4".
 std::string_view precision_name(Precision p);
 // Parses a precision name; the error suggests the closest name.
 Result<Precision> parse_precision(std::string_view name);
-// Storage bytes per element: 4, 4, 2, 2, 1, 1, 0.5.
+// Storage bytes per element: 4, 4, 2, 2, 1, 1, 0.5, and fp4 0.5 + 1/16 (its block scales).
 double precision_bytes(Precision p);
 
 // What a GPU achieves of its peak in practice: the calibration of the compute model.
@@ -41,6 +42,7 @@ struct Efficiency {
   // the part has none.
   double attention = 0;
   double attention_hopper = 0;
+  double gemm_fp4 = 0;  // fraction of dense fp4 (NVFP4) peak (0 where the part has no fp4)
 };
 
 // How a GPU's GEMM library tiles a matrix multiply (gemm.h), fitted to a published sweep

@@ -193,6 +193,11 @@ double optimizer_moment_bytes(Optimizer o);
 // (int4: 4-bit values and one 16-bit scale per group of 128, the GPTQ/AWQ layout).
 double quantized_weight_bytes(Precision p);
 
+// KV cache precision when none is given (fit, serve, plan): fp8 and fp16 weights keep their
+// format, fp4 (NVFP4) weights come with an fp8 cache (TensorRT Model Optimizer's quantisation
+// default), the others bf16.
+Precision default_kv_precision(Precision weights);
+
 // Bytes of KV cache per token on one GPU of the layout (tp shards heads; pp splits layers).
 double kv_bytes_per_token_per_gpu(const Model& model, const MemoryJob& job, int64_t stage_layers);
 

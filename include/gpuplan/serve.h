@@ -172,9 +172,6 @@ std::string shape_name(const ServeOption& o);
 // Poisson arrivals faster than that overload them: the queue grows as long as a run lasts.
 double offline_ceiling(const ServeOption& o, int64_t replicas);
 
-// KV cache precision when none is given: fp8 and fp16 weights keep their format, the others bf16.
-Precision default_kv_precision(Precision weights);
-
 // Shapes already evaluated for one model, workload, setup and objective, by what they run on:
 // `plan` asks serve() about many offers that share a GPU and a node.
 using ServeShapeCache = std::map<std::string, ServeOption>;

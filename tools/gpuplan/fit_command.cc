@@ -69,10 +69,7 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model, const Catalog&
   job.precision = *precision;
   job.optimizer = *optimizer;
   job.recompute = *recompute;
-  job.kv_precision = precision_bytes(*precision) >= 2 ? *precision : Precision::kBf16;
-  if (job.kv_precision == Precision::kFp32 || job.kv_precision == Precision::kTf32) {
-    job.kv_precision = Precision::kBf16;
-  }
+  job.kv_precision = default_kv_precision(*precision);
   if (!f.kv_precision.empty()) {
     Result<Precision> kv = parse_precision(f.kv_precision);
     if (!kv)
@@ -576,7 +573,7 @@ int run_fit(const std::vector<std::string>& args) {
   app.add_option("--micro-batch", f.micro_batch, "training sequences per micro-batch (default 1)")
       ->check(rule(fields::kMicroBatch));
   app.add_option("--precision", f.precision,
-                 "fp32 | tf32 | fp16 | bf16 | fp8 | int8 | int4 (default bf16)");
+                 "fp32 | tf32 | fp16 | bf16 | fp8 | int8 | int4 | fp4 (default bf16)");
   app.add_option("--optimizer", f.optimizer, "adam | adam8bit | sgd | adafactor (default adam)");
   app.add_flag("--offload-optimizer", f.offload_optimizer,
                "keep optimizer states in host memory (ZeRO-Offload)");
@@ -603,7 +600,9 @@ int run_fit(const std::vector<std::string>& args) {
   app.add_option("--context", f.context,
                  "inference: tokens per sequence (default: the model's limit)")
       ->check(rule(fields::kSeq));
-  app.add_option("--kv-precision", f.kv_precision, "inference KV cache format (default bf16)");
+  app.add_option("--kv-precision", f.kv_precision,
+                 "inference KV cache format (default: fp8 and fp16 weights keep theirs, fp4 takes "
+                 "fp8, others bf16)");
   app.add_option("--lora-rank", f.lora_rank, "LoRA/QLoRA adapter rank (default 16)")
       ->check(rule(fields::kLoraRank));
   app.add_option("--lora-targets", f.lora_targets, "attention | all-linear (default all-linear)");

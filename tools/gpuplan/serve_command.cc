@@ -88,8 +88,10 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--max-tp", f.max_tp,
                  "without --tp, the most PCIe cards one instance may span (default 8)")
       ->check(rule(fields::kParallel));
-  app.add_option("--precision", f.precision, "weights: bf16, fp16, fp8, int8, int4 (default bf16)");
-  app.add_option("--kv-precision", f.kv_precision, "KV cache: bf16 or fp8 (default: as weights)");
+  app.add_option("--precision", f.precision,
+                 "weights: bf16, fp16, fp8, int8, int4, fp4 (NVFP4) (default bf16)");
+  app.add_option("--kv-precision", f.kv_precision,
+                 "KV cache: bf16 or fp8 (default: as weights; fp8 with fp4 weights)");
   app.add_option("--rate", f.rates,
                  "Poisson arrivals, requests/s over all replicas; a list (2,4,8) sweeps the "
                  "loads (default: every request queued at once)")
