@@ -69,7 +69,7 @@ TEST(Scaling, AMixtureOfExpertsCurveCarriesItsCaveat) {
   const Catalog& c = shipped_catalog();
   ScaleJob job = weak_scaling(false);
   job.counts = {8};
-  const Model& m = *c.model("qwen3-30b-a3b");
+  const Model m = *c.model("qwen3-30b-a3b");
   const ScaleCurve s = scale_training(m, h200_node(), job, c.memory_params(), c.train_params());
   ASSERT_EQ(s.caveats.size(), 1U);
   EXPECT_EQ(s.caveats[0].en, training_caveats(m)[0].en);
