@@ -173,13 +173,9 @@ void print_json(const PlanJob& job, const Plan& plan) {
   w.end_array().key("rejected").begin_array();
   for (const PlanCandidate& p : plan.rejected)
     candidate(p);
-  w.end_array().key("lora_alternative").begin_array();
-  for (const Text& n : plan.lora_alternative)
-    w.value(n.en);
-  w.end_array().key("notes").begin_array();
-  for (const Text& n : plan.notes)
-    w.value(n.en);
   w.end_array();
+  write_texts(w, "lora_alternative", plan.lora_alternative);
+  write_texts(w, "notes", plan.notes);
   write_table(w, ranked_table(job, plan, Lang::kEn));
   // The sentences above for a Portuguese reader, so that a front end can switch language
   // without asking again; keys and numbers are the same in every language.
@@ -191,13 +187,9 @@ void print_json(const PlanJob& job, const Plan& plan) {
         w.field(p.offer->id, p.why_not.in(Lang::kPt));
     }
   }
-  w.end_object().key("notes").begin_array();
-  for (const Text& n : plan.notes)
-    w.value(n.in(Lang::kPt));
-  w.end_array().key("lora_alternative").begin_array();
-  for (const Text& n : plan.lora_alternative)
-    w.value(n.in(Lang::kPt));
-  w.end_array();
+  w.end_object();
+  write_texts(w, "notes", plan.notes, Lang::kPt);
+  write_texts(w, "lora_alternative", plan.lora_alternative, Lang::kPt);
   write_table(w, ranked_table(job, plan, Lang::kPt));
   w.end_object().end_object().end_object();
   emit("{}", w.str());

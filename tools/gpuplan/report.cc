@@ -15,6 +15,13 @@ std::string gb(Bytes b) {
   return fmt::format("{:.1f} GB", b / GB(1));
 }
 
+void write_texts(JsonWriter& w, std::string_view key, const std::vector<Text>& texts, Lang lang) {
+  w.key(key).begin_array();
+  for (const Text& t : texts)
+    w.value(t.in(lang));
+  w.end_array();
+}
+
 std::string billions(double n) {
   const double b = n / 1e9;
   return b >= 100 ? fmt::format("{:.1f} B", b) : fmt::format("{:.2f} B", b);

@@ -1,5 +1,6 @@
 // Text formatting shared by the subcommands: sizes with their units, counts with thousands
-// separators, and a plain aligned table. JSON goes through gpuplan::JsonWriter instead.
+// separators, and a plain aligned table. JSON goes through gpuplan::JsonWriter instead; sentences
+// for people (notes, caveats) go into it as an array of strings in one language (write_texts).
 #ifndef GPUPLAN_TOOLS_REPORT_H_
 #define GPUPLAN_TOOLS_REPORT_H_
 
@@ -11,6 +12,7 @@
 
 #include "gpuplan/format.h"
 #include "gpuplan/hardware.h"
+#include "gpuplan/json_writer.h"
 #include "gpuplan/lang.h"
 #include "gpuplan/result.h"
 #include "gpuplan/units.h"
@@ -31,6 +33,10 @@ std::string gb(Bytes b);
 using gpuplan::grouped;  // "70,553,706,496" (gpuplan/format.h)
 // "70.55 B" / "405.9 B" / "8.03 B" parameters.
 std::string billions(double n);
+
+// `key`: [the sentences of `texts` in `lang`], into the object `w` is writing.
+void write_texts(JsonWriter& w, std::string_view key, const std::vector<Text>& texts,
+                 Lang lang = Lang::kEn);
 
 // A --price flag: "3.5 USD/h" per GPU-hour -> Money; the error names --price.
 Result<Money> parse_price(const std::string& text);

@@ -73,12 +73,8 @@ void print_json(const ScaleReport& r) {
     w.end_array().end_object();
   }
   w.end_array();
-  if (!r.fabrics.empty() && !r.fabrics.front().curve.caveats.empty()) {
-    w.key("caveats").begin_array();
-    for (const Text& c : r.fabrics.front().curve.caveats)
-      w.value(c.en);
-    w.end_array();
-  }
+  if (!r.fabrics.empty() && !r.fabrics.front().curve.caveats.empty())
+    write_texts(w, "caveats", r.fabrics.front().curve.caveats);
   w.end_object();
   emit("{}", w.str());
 }

@@ -95,12 +95,8 @@ void write_train_json(JsonWriter& w, const TrainEstimate& e) {
   w.field("fits_memory", e.fits_memory);
   if (!e.fits_memory)
     w.field("memory_note", e.memory_note);
-  if (!e.caveats.empty()) {
-    w.key("caveats").begin_array();
-    for (const Text& c : e.caveats)
-      w.value(c.en);
-    w.end_array();
-  }
+  if (!e.caveats.empty())
+    write_texts(w, "caveats", e.caveats);
   w.field("memory_per_gpu_bytes", static_cast<int64_t>(std::llround(e.memory.total().si())))
       .field("usable_bytes", static_cast<int64_t>(std::llround(e.usable.si())));
   const StepTime& s = e.step;
