@@ -69,6 +69,22 @@ TEST(Dataset, MlperfSetsLoadWithTheirSourcesMeans) {
   EXPECT_EQ(cnn.output.max(), 128);
 }
 
+TEST(Dataset, ShareGptChatHasShortPromptsAndLongAnswers) {
+  // data/datasets/sharegpt-vicuna-conversations.toml: performance-dashboard's 81,494 ShareGPT
+  // conversations less the 819 with an empty side (80,675); cl100k tokens, the source's IQR cut
+  // keeping prompts to 614 and answers to 3,333. scripts/dataset-quantiles' trapezoid means:
+  // prompts 123.1, answers 1,221.0; the median prompt (p = 0.5) is 73 tokens.
+  const Dataset& d = **shipped_catalog().dataset("sharegpt-vicuna-conversations");
+  EXPECT_EQ(d.samples, 80675);
+  EXPECT_NEAR(d.input.mean(), 123.1, 0.05);
+  EXPECT_NEAR(d.output.mean(), 1221.0, 0.05);
+  EXPECT_EQ(d.input.at(0.5), 73);
+  EXPECT_EQ(d.input.max(), 614);
+  EXPECT_EQ(d.output.max(), 3333);
+  EXPECT_GE(d.input.at(0.0), 1);  // no empty prompt: every request has one
+  EXPECT_GE(d.output.at(0.0), 1);
+}
+
 TEST(Dataset, AFileWhoseQuantilesFallIsRefusedWithItsLine) {
   const std::string path = ::testing::TempDir() + "falling.toml";
   std::ofstream(path) << "schema = 1\nid = \"falling\"\nname = \"x\"\nsamples = 10\n"
