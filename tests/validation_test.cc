@@ -52,7 +52,8 @@ TEST(HoldoutData, EveryRowResolvesAgainstTheCatalog) {
   Result<std::vector<ServingRow>> rows =
       read_serving_rows(holdout("inference-mlperf-v5.1.json"), shipped_catalog());
   ASSERT_TRUE(rows.has_value()) << rows.error().message();
-  ASSERT_EQ(rows->size(), 17U);  // data/holdout/README.md: 17 results of seven systems
+  // data/holdout/README.md: 17 fp8 results of seven systems, 22 NVFP4 results of nine B200s.
+  ASSERT_EQ(rows->size(), 39U);
   size_t metrics = 0;
   for (const ServingRow& row : *rows) {
     EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
@@ -61,7 +62,7 @@ TEST(HoldoutData, EveryRowResolvesAgainstTheCatalog) {
     EXPECT_EQ(row.workload.max_output(), 128) << row.id;
     metrics += row.metrics.size();
   }
-  EXPECT_EQ(metrics, 57U);  // 7 offline rows of 1 metric, 10 loaded rows of 5
+  EXPECT_EQ(metrics, 131U);  // 7 + 9 offline rows of 1 metric, 10 + 13 loaded rows of 5
 }
 
 // The training holdout likewise: every row read and its layout resolved, with its framework.
