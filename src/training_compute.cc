@@ -114,6 +114,26 @@ void attention(const Model& m, const Gpu& gpu, const TrainJob& job, double in_si
 
 }  // namespace
 
+// Token permutations of one MoE layer's forward pass per token on one GPU, bytes, as
+// Megatron-Core's token dispatcher moves the routed copies in 16 bits
+// (megatron/core/transformer/moe/token_dispatcher.py; docs/FORMULAS.md#elementwise). Each of
+// the rank's t-th of the tokens is copied k times, grouped by expert (read and write k h); with
+// experts over ep > 1 ranks holding more than one each, the copies received are sorted by local
+// expert before the experts and back after them (read and write k h etp each way); the k outputs
+// of each token are read, weighted and summed into one (k h read, h written). The backward moves
+// the gradients through the same permutations once.
+double permutation_bytes(const Model& m, const Parallelism& layout) {
+  const double t = static_cast<double>(layout.tp);
+  const double h = static_cast<double>(m.hidden);
+  const double k = static_cast<double>(m.moe.experts_per_token);
+  const double etp = static_cast<double>(layout.expert_tp());
+  const bool sorted = layout.ep > 1 && m.moe.experts / layout.ep > 1;
+  const double permute = 2.0 * 2.0 * k * h;
+  const double sort = sorted ? 2.0 * 2.0 * 2.0 * k * etp * h : 0.0;
+  const double unpermute = 2.0 * (k + 1.0) * h;
+  return (permute + sort + unpermute) / t;
+}
+
 double attention_share(const Gpu& gpu, const TrainJob& job) {
   const Efficiency& e = *gpu.efficiency;
   const bool hopper = job.software.framework != nullptr && job.software.hopper_attention();
@@ -153,8 +173,19 @@ LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJ
     // only "TN" operands, so every input also gets a transposed fp8 copy for its gradient GEMMs:
     // 2 more bytes written per element (fp8 and fp8 transposed) of the activations entering the
     // GEMMs, and in the backward of the gradients leaving them.
-    const double inputs =
-        static_cast<double>(moe_layer ? 2 * h + q : 2 * h + q + m.intermediate / t);
+    // A MoE layer's GEMM inputs are the attention's (h and q), each routed copy's (k etp / t
+    // rows of h into the experts' first GEMM, of expert_intermediate / etp into their second)
+    // and the shared experts'; the router stays in 16 bits.
+    double inputs = static_cast<double>(2 * h + q + m.intermediate / t);
+    if (moe_layer) {
+      const int64_t shared = shared_expert_width(m);
+      const int64_t etp = mj.layout.expert_tp();
+      inputs =
+          static_cast<double>(h + q) +
+          static_cast<double>(m.moe.experts_per_token * (etp * h + m.moe.expert_intermediate)) /
+              static_cast<double>(t) +
+          (shared > 0 ? static_cast<double>(h + shared / t) : 0.0);
+    }
     traffic += 2.0 * static_cast<double>(rows) * inputs;
   }
   if (mj.task == Task::kQlora) {
@@ -165,6 +196,12 @@ LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJ
   const Seconds launches = p.kernel_overhead * elementwise_kernels(m);
   w.elementwise_forward = hbm_time(gpu, traffic) + launches;
   w.elementwise_backward = hbm_time(gpu, 2.0 * traffic) + launches * 2.0;
+  if (moe_layer) {
+    const Seconds permutations =
+        hbm_time(gpu, static_cast<double>(rows) * permutation_bytes(m, mj.layout));
+    w.elementwise_forward += permutations;
+    w.elementwise_backward += permutations;
+  }
   if (mj.recompute == Recompute::kFull) {
     w.recompute = w.forward();
   } else if (mj.recompute == Recompute::kSelective) {

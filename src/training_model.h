@@ -31,6 +31,10 @@ struct LayerWork {
 LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJob& job,
                      const TrainParams& p);
 
+// Bytes per token that one MoE layer's forward pass moves on one GPU to permute the routed
+// copies to their experts and back (the backward moves as many). REQUIRES: m.is_moe().
+double permutation_bytes(const Model& m, const Parallelism& layout);
+
 // The output head on the last stage: logits GEMM and its gradients, and the fp32 cross-entropy.
 LayerWork head_work(const Model& m, const Gpu& gpu, const TrainJob& job, const TrainParams& p);
 

@@ -5,6 +5,7 @@
 #include "gpuplan/catalog.h"
 #include "gpuplan/model_loader.h"
 #include "shipped_catalog.h"
+#include "training_model.h"
 
 namespace gpuplan {
 namespace {
@@ -414,6 +415,39 @@ TEST_F(TrainingTest, ExpertParallelismCanSpanTheTensorParallelRanks) {
   ASSERT_TRUE(e.feasible) << e.reason;
   EXPECT_NEAR(e.memory.expert_parameters, 48.0 * 4 * 3 * 2048 * 768, 1.0);
   EXPECT_GT(e.step.tp_comm.si(), 0.0);
+}
+
+TEST_F(TrainingTest, ExpertsPayForPermutingTheirTokens) {
+  // Qwen3-30B-A3B (h 2048, k 8 of 128 experts, expert width 768, q 32 x 128 = 4096) on H100,
+  // tp 1, 4,096 tokens a micro-batch. Per token, the forward permutes k copies (read and write
+  // 2 k h bytes each way: 4 k h) and sums them back (2 (k + 1) h): 50 h = 102,400 B. Over ep 8
+  // each GPU holds 16 experts and also sorts the copies it receives by expert and back:
+  // + 8 k h = 64 h, 233,472 B in all. The backward moves its gradients once the same way.
+  const Model m = model("qwen3-30b-a3b");
+  TrainJob one = job(1, 1, 8, 1, 8);
+  one.memory.seq = 4096;
+  TrainJob eight = one;
+  eight.memory.layout.ep = 8;
+  EXPECT_DOUBLE_EQ(detail::permutation_bytes(m, one.memory.layout), 50.0 * 2048);
+  EXPECT_DOUBLE_EQ(detail::permutation_bytes(m, eight.memory.layout), 114.0 * 2048);
+  const Gpu& h100 = **catalog_->gpu("h100-sxm");
+  const TrainParams& p = catalog_->train_params();
+  const double hbm = h100.memory_bandwidth.si() * h100.efficiency->hbm;  // B/s
+  const detail::LayerWork a = detail::layer_work(m, 0, h100, one, p);
+  const detail::LayerWork b = detail::layer_work(m, 0, h100, eight, p);
+  // Nothing else elementwise depends on ep: the difference is the sort, 4,096 x 64 x 2048 B.
+  const double sort = 4096.0 * 64 * 2048 / hbm;
+  EXPECT_NEAR((b.elementwise_forward - a.elementwise_forward).si(), sort, 1e-12);
+  EXPECT_NEAR((b.elementwise_backward - a.elementwise_backward).si(), sort, 1e-12);
+  // In fp8 every GEMM input gets an fp8 and a transposed fp8 copy (2 bytes written per
+  // element): the attention's h + q and each routed copy's h + 768, k of them: 28,672 per
+  // token forward, and as many gradients backward, twice the bytes.
+  TrainJob fp8 = eight;
+  fp8.memory.precision = Precision::kFp8;
+  const detail::LayerWork c = detail::layer_work(m, 0, h100, fp8, p);
+  const double casts = 2.0 * 4096 * (2048 + 4096 + 8 * (2048 + 768)) / hbm;
+  EXPECT_NEAR((c.elementwise_forward - b.elementwise_forward).si(), casts, 1e-12);
+  EXPECT_NEAR((c.elementwise_backward - b.elementwise_backward).si(), 2.0 * casts, 1e-12);
 }
 
 TEST_F(TrainingTest, ModelFlopsFollowSixNPlusAttention) {
