@@ -483,6 +483,10 @@ std::optional<std::string> layout_problem(const Model& m, const MemoryJob& job) 
   if (job.task == Task::kInfer && l.zero != 0) {
     return std::string("ZeRO shards training state; inference has none (use zero 0)");
   }
+  return precision_problem(job);
+}
+
+std::optional<std::string> precision_problem(const MemoryJob& job) {
   if (is_training(job.task) && job.precision == Precision::kFp4) {
     return std::string(
         "fp4 training (NVFP4 recipes, with their 16-bit layers and scaling) is not modelled; "

@@ -577,6 +577,9 @@ std::vector<Text> training_caveats(const Model& m) {
 
 Result<TrainEstimate> train_layout(const Model& m, const Cluster& c, TrainJob job,
                                    const MemoryParams& mp, const TrainParams& p) {
+  if (auto problem = precision_problem(job.memory)) {
+    return fail("precision", *problem);  // the sentence says what to do instead
+  }
   Parallelism& l = job.memory.layout;
   if (l.dp == 0) {
     const int64_t others = l.tp * l.pp * l.cp;

@@ -179,6 +179,14 @@ TEST_F(TrainingTest, TheTrainAnswerFillsDpAndRefusesALayoutTheUserGotWrong) {
   ASSERT_FALSE(heads.has_value());
   EXPECT_NE(heads.error().what.find("does not divide the 32 attention heads"), std::string::npos)
       << heads.error().what;
+  // A precision no layout can train is the precision's error, with its own advice and no
+  // hint about sizes.
+  TrainJob int8 = job(2, 2, 0, 1, 64);
+  int8.memory.precision = Precision::kInt8;
+  const Result<TrainEstimate> weights = train_layout(m, a100(16), int8, mp, tp);
+  ASSERT_FALSE(weights.has_value());
+  EXPECT_EQ(weights.error().message(),
+            "precision: int8 weights cannot be trained; use --task qlora for 4-bit base weights");
 }
 
 TEST_F(TrainingTest, AMixtureOfExpertsSaysWhatItsTimeLeavesOut) {

@@ -130,8 +130,13 @@ struct MemoryBreakdown {
 void apply_software(MemoryJob& job, const Software& software);
 
 // Why a layout cannot run this model at all (tp not dividing the heads, more stages than
-// layers, ...), or nullopt when it can. Infeasible is an answer, not an error.
+// layers, ...; and precision_problem), or nullopt when it can. Infeasible is an answer, not an
+// error.
 std::optional<std::string> layout_problem(const Model& model, const MemoryJob& job);
+
+// Why the job's task cannot run at its precision (8- or 4-bit weights trained other than by
+// QLoRA, fp4 training), or nullopt: the part of layout_problem that no layout changes.
+std::optional<std::string> precision_problem(const MemoryJob& job);
 
 // Why a training layout does not use exactly `gpus` GPUs (tp x pp x dp x cp), or nullopt.
 std::optional<std::string> gpus_problem(const Parallelism& layout, int64_t gpus);
