@@ -562,15 +562,14 @@ std::vector<Text> training_caveats(const Model& m) {
     caveats.push_back(
         {"mixture of experts: the step counts the experts' GEMMs, the router and the tokens' "
          "permutations and all-to-alls, not the host time of per-expert kernels or of the "
-         "synchronisation that "
-         "sizes each all-to-all; published Megatron runs of fine-grained MoE models that nothing "
-         "was fitted to took much longer than predicted (docs/VALIDATION.md, held-out training)",
+         "synchronisation that sizes each all-to-all; published Megatron runs of fine-grained "
+         "MoE models that nothing was fitted to took much longer than predicted "
+         "(docs/VALIDATION.md, held-out training)",
          "mistura de especialistas: o passo conta os GEMMs dos especialistas, o roteador e as "
          "permutações e os all-to-alls dos tokens, não o tempo de host dos kernels por "
-         "especialista nem o da "
-         "sincronização que dimensiona cada all-to-all; execuções publicadas do Megatron com "
-         "MoE de granularidade fina, a que nada foi ajustado, levaram muito mais do que o "
-         "previsto (docs/VALIDATION.md, treino retido)"});
+         "especialista nem o da sincronização que dimensiona cada all-to-all; execuções "
+         "publicadas do Megatron com MoE de granularidade fina, a que nada foi ajustado, levaram "
+         "muito mais do que o previsto (docs/VALIDATION.md, treino retido)"});
   }
   return caveats;
 }
