@@ -5,6 +5,10 @@
 
 namespace gpuplan::detail {
 
+double routed_per_token(const Model& m, const GemmSplit& split) {
+  return static_cast<double>(m.moe.experts_per_token * split.etp) / static_cast<double>(split.tp);
+}
+
 LayerGemms layer_gemms(const Model& m, int64_t layer, int64_t rows, const GemmSplit& split) {
   LayerGemms g;
   const int64_t t = split.tp;
@@ -19,8 +23,7 @@ LayerGemms layer_gemms(const Model& m, int64_t layer, int64_t rows, const GemmSp
     // This GPU holds E / ep experts, each split over etp ranks, and does 1/t of the layer's
     // expert work: rows x k x etp / t routed tokens reach its experts.
     const int64_t local = e.experts / ep;
-    const double routed =
-        static_cast<double>(rows * e.experts_per_token * etp) / static_cast<double>(t);
+    const double routed = static_cast<double>(rows) * routed_per_token(m, split);
     const double l = static_cast<double>(local);
     const int64_t touched = std::clamp<int64_t>(
         static_cast<int64_t>(std::ceil(l * (1.0 - std::pow(1.0 - 1.0 / l, routed)) - 1e-9)), 1,

@@ -24,6 +24,12 @@ struct GemmSplit {
   int64_t etp = 1;
 };
 
+// Routed token copies that reach one GPU's experts per token of the layer: each token goes to
+// k experts, every rank holding a share of a chosen expert (etp of them) gets the copy, and the
+// t tensor-parallel ranks share the layer's tokens: k etp / t. The experts' GEMMs, the
+// all-to-alls that carry the copies and the kernels that sort them all scale with it.
+double routed_per_token(const Model& m, const GemmSplit& split);
+
 // The GEMMs, each `rows` (of its own) x out over in; a grouped GEMM over routed experts has
 // `batch` > 1. At most seven: the experts' up and down projections, a shared expert's two, the
 // router, and attention's two (MLA's projections count as one).

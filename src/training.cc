@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "layer_gemms.h"
 #include "training_model.h"
 
 namespace gpuplan {
@@ -282,8 +283,7 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
   const Group ep_group = place(l.ep, etp, c.gpus_per_node);
   const Seconds ep_exchange =
       m.is_moe() && l.ep > 1
-          ? all_to_all_time(Bytes(rows * static_cast<double>(m.moe.experts_per_token) * h * 2.0 *
-                                  static_cast<double>(etp) / t),
+          ? all_to_all_time(Bytes(rows * detail::routed_per_token(m, {l.tp, l.ep, etp}) * h * 2.0),
                             ep_group, net) *
                 (recompute_full ? 6.0 : 4.0)
           : Seconds(0);

@@ -126,12 +126,12 @@ double permutation_bytes(const Model& m, const Parallelism& layout) {
   const double t = static_cast<double>(layout.tp);
   const double h = static_cast<double>(m.hidden);
   const double k = static_cast<double>(m.moe.experts_per_token);
-  const double etp = static_cast<double>(layout.expert_tp());
   const bool sorted = layout.ep > 1 && m.moe.experts / layout.ep > 1;
-  const double permute = 2.0 * 2.0 * k * h;
-  const double sort = sorted ? 2.0 * 2.0 * 2.0 * k * etp * h : 0.0;
-  const double unpermute = 2.0 * (k + 1.0) * h;
-  return (permute + sort + unpermute) / t;
+  const double received = routed_per_token(m, {layout.tp, layout.ep, layout.expert_tp()});
+  const double permute = 2.0 * 2.0 * k * h / t;
+  const double sort = sorted ? 2.0 * 2.0 * 2.0 * received * h : 0.0;
+  const double unpermute = 2.0 * (k + 1.0) * h / t;
+  return permute + sort + unpermute;
 }
 
 double attention_share(const Gpu& gpu, const TrainJob& job) {
@@ -159,7 +159,8 @@ LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJ
   const int64_t h = m.hidden;
   const int64_t q = m.heads * m.head_dim / t;
   const int64_t kv = std::max<int64_t>(1, m.kv_heads / t) * m.head_dim;  // replicated if t > k
-  for (const GemmShape& g : layer_gemms(m, layer, rows, {t, mj.layout.ep, mj.layout.expert_tp()})) {
+  const GemmSplit split{t, mj.layout.ep, mj.layout.expert_tp()};
+  for (const GemmShape& g : layer_gemms(m, layer, rows, split)) {
     linear.add(g.m, g.n, g.k, trained, g.batch);
   }
   attention(m, gpu, job, in_situ, w);
@@ -179,12 +180,10 @@ LayerWork layer_work(const Model& m, int64_t layer, const Gpu& gpu, const TrainJ
     double inputs = static_cast<double>(2 * h + q + m.intermediate / t);
     if (moe_layer) {
       const int64_t shared = shared_expert_width(m);
-      const int64_t etp = mj.layout.expert_tp();
-      inputs =
-          static_cast<double>(h + q) +
-          static_cast<double>(m.moe.experts_per_token * (etp * h + m.moe.expert_intermediate)) /
-              static_cast<double>(t) +
-          (shared > 0 ? static_cast<double>(h + shared / t) : 0.0);
+      inputs = static_cast<double>(h + q) +
+               routed_per_token(m, split) *
+                   static_cast<double>(h + m.moe.expert_intermediate / split.etp) +
+               (shared > 0 ? static_cast<double>(h + shared / t) : 0.0);
     }
     traffic += 2.0 * static_cast<double>(rows) * inputs;
   }
