@@ -49,6 +49,44 @@ struct RowSimulation {
   std::string note;  // the layout gpuplan picked where the row publishes none
 };
 
+// Fills in the one size of tp x pp x replicas = gpus a row left null, from the others; pp null
+// with tp or replicas null too is one stage, and tp and replicas both null stay 0 (each
+// prediction picks them). Returns how a size was derived ("" when none was), or an Error when
+// the row's GPUs cannot hold the sizes it gives.
+Result<std::string> complete_layout(int64_t& tp, int64_t& pp, int64_t& replicas, int64_t gpus,
+                                    const std::string& where) {
+  const auto share = [&](int64_t given, const char* name, int64_t& out) -> Result<bool> {
+    if (given == 0 || gpus % given != 0) {
+      return fail(where,
+                  fmt::format("serving {} is null, and the other sizes ({}) do not divide the "
+                              "row's {} GPUs",
+                              name, given, gpus),
+                  "give tp, pp and replicas whose product is system.gpus");
+    }
+    out = gpus / given;
+    return true;
+  };
+  std::string note;
+  if (pp == 0 && tp > 0 && replicas > 0) {
+    GPUPLAN_RETURN_IF_ERROR(share(tp * replicas, "pp", pp));
+    note = fmt::format("pp not published: {} GPUs / (tp {} x {} replicas) = pp {}", gpus, tp,
+                       replicas, pp);
+  } else if (pp == 0) {
+    pp = 1;
+    note = "pp not published: 1";
+  }
+  if (tp == 0 && replicas > 0) {
+    GPUPLAN_RETURN_IF_ERROR(share(pp * replicas, "tp", tp));
+    note += fmt::format("{}tp not published: {} GPUs / (pp {} x {} replicas) = tp {}",
+                        note.empty() ? "" : "; ", gpus, pp, replicas, tp);
+  } else if (replicas == 0 && tp > 0) {
+    GPUPLAN_RETURN_IF_ERROR(share(tp * pp, "replicas", replicas));
+    note += fmt::format("{}replicas not published: {} GPUs / (tp {} x pp {}) = {}",
+                        note.empty() ? "" : "; ", gpus, tp, pp, replicas);
+  }
+  return note;
+}
+
 // Reads the row's serving block into `out`; an Error is a block gpuplan cannot read (naming the
 // row and key) or a model, data set or engine the catalog does not have, either of which makes
 // the row unpredictable.
@@ -63,15 +101,25 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   Instance& in = out.instance;
   ServingSetup& setup = out.setup;
   Workload& w = out.workload;
-  int64_t pp = 0;
   // tp and replicas null: the layout was not published; gpuplan picks one for the row's GPUs.
+  // One of tp, pp and replicas null is what the row's GPUs leave once the others are given.
+  int64_t pp = 0;
   GPUPLAN_ASSIGN_OR_RETURN(in.tp, r.count(*srv, "tp", true));
-  GPUPLAN_ASSIGN_OR_RETURN(pp, r.count(*srv, "pp"));
+  GPUPLAN_ASSIGN_OR_RETURN(pp, r.count(*srv, "pp", true));
   GPUPLAN_ASSIGN_OR_RETURN(setup.replicas, r.count(*srv, "replicas", true));
-  if (pp == 0 || (in.tp == 0) != (setup.replicas == 0)) {
-    return fail(r.where(), "serving pp must be >= 1, and tp and replicas both given or both null",
-                "");
+  for (const char* key : {"tp", "pp", "replicas"}) {
+    if (srv->contains(key) && (*srv)[key].is_number() && (*srv)[key].get<double>() == 0) {
+      return fail(r.where(), fmt::format("serving.{} is 0", key),
+                  "a size is >= 1, or null where the source does not give it");
+    }
   }
+  int64_t gpus = 0;
+  {
+    const RowReader s(*sys, r.where() + " system");
+    GPUPLAN_ASSIGN_OR_RETURN(gpus, s.count(*sys, "gpus"));
+  }
+  GPUPLAN_ASSIGN_OR_RETURN(out.layout_note,
+                           complete_layout(in.tp, pp, setup.replicas, gpus, r.where()));
   std::string text;
   for (auto [key, target] :
        {std::pair{"precision", &in.precision}, std::pair{"kv_precision", &in.kv_precision}}) {
@@ -156,6 +204,7 @@ std::variant<std::string, RowSimulation> simulate_row(const ServingRow& row, con
     setup.kv_policy = es.kv_policy;
   }
   RowSimulation sim;
+  sim.note = row.layout_note;
   if (in.tp == 0) {
     // The layout that serves the most offline on the row's GPUs: tp a power of two within a
     // node, as many replicas as the GPUs hold.
@@ -184,10 +233,9 @@ std::variant<std::string, RowSimulation> simulate_row(const ServingRow& row, con
     if (in.tp == 0) {
       return Outcome(std::string("no layout of the row's GPUs can serve it"));
     }
-    sim.note = fmt::format(
-        "layout not published: tp {} x {} replicas picked, the most offline "
-        "throughput",
-        in.tp, setup.replicas);
+    sim.note += fmt::format(
+        "{}layout not published: tp {} x {} replicas picked, the most offline throughput",
+        sim.note.empty() ? "" : "; ", in.tp, setup.replicas);
   }
   const InferenceModel m(row.model, in, es.memory, catalog.train_params(), es.inference);
   if (!m.feasible()) {

@@ -209,6 +209,34 @@ TEST_F(ValidationTest, ARowRunsOnTheEngineItNamesOrIsNotPredicted) {
             "no engine profile (data/engines) names 'MyEngine 2 (test fixture)'");
 }
 
+TEST_F(ValidationTest, ASizeARowLeavesNullIsWhatItsGpusLeave) {
+  // Eight H100s, tp x pp x replicas = 8: tp null with 2 replicas of one stage is tp 4; pp and
+  // replicas null with tp 2 is one stage and 4 replicas; pp null with tp 2 and 2 replicas is
+  // 2 stages. 3 replicas do not divide 8 GPUs, and a size of 0 is no size: those rows alone are
+  // lost.
+  Result<ValidationReport> r = run_validation(fixture("partial-layouts.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->entries.size(), 5U);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(r->entries[i].predicted.has_value()) << r->entries[i].reason;
+  }
+  EXPECT_EQ(r->entries[0].note, "tp not published: 8 GPUs / (pp 1 x 2 replicas) = tp 4");
+  EXPECT_EQ(r->entries[1].note,
+            "pp not published: 1; replicas not published: 8 GPUs / (tp 2 x pp 1) = 4");
+  EXPECT_EQ(r->entries[2].note, "pp not published: 8 GPUs / (tp 2 x 2 replicas) = pp 2");
+  EXPECT_FALSE(r->entries[3].predicted.has_value());
+  EXPECT_NE(r->entries[3].reason.find("serving tp is null, and the other sizes (3) do not divide "
+                                      "the row's 8 GPUs"),
+            std::string::npos)
+      << r->entries[3].reason;
+  EXPECT_FALSE(r->entries[4].predicted.has_value());
+  EXPECT_NE(r->entries[4].reason.find("serving.pp is 0"), std::string::npos)
+      << r->entries[4].reason;
+  // A batch of one prompt: four GPUs of tensor parallelism prefill it faster than two.
+  ASSERT_TRUE(r->entries[0].predicted && r->entries[1].predicted);
+  EXPECT_LT(*r->entries[0].predicted, *r->entries[1].predicted);
+}
+
 TEST_F(ValidationTest, MalformedFilesAreErrors) {
   Result<ValidationReport> a = run_validation(fixture("no-rows.json"), *catalog_);
   ASSERT_FALSE(a.has_value());

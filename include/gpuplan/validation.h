@@ -108,6 +108,9 @@ struct ServingRow {
   Model model;
   Instance instance;  // tp 0: the layout was not published, and each prediction picks one
   int64_t gpus = 0;   // the row's GPUs
+  // How a size the row left null was taken from the others ("tp 4 = 8 GPUs / 2 replicas");
+  // empty when the row gave them all, or none (then each prediction picks the layout).
+  std::string layout_note;
   ServingSetup setup;
   Workload workload;  // `requests` is set by each prediction
   const EngineProfile* engine = nullptr;

@@ -117,7 +117,8 @@ void print_inference(const ValidationReport& r) {
     } else {
       row.insert(row.end(), {"-", "-"});
     }
-    row.push_back(e.predicted ? "" : "not predicted: " + e.reason);
+    row.push_back(e.predicted ? (e.note.empty() ? "" : "note: " + e.note)
+                              : "not predicted: " + e.reason);
     t.add(row);
   }
   emit(
