@@ -86,6 +86,19 @@ Result<bool> check_references(const Catalog& c) {
       return fail(o.file, g.error().what, g.error().hint);
     }
   }
+  // A tier that names a GPU the catalog lacks would silently never apply.
+  for (const EngineProfile& e : c.engines()) {
+    for (const EngineTier& t : e.tiers) {
+      for (const auto* ids : {&t.gpus, &t.except_gpus}) {
+        for (const std::string& id : *ids) {
+          Result<const Gpu*> g = c.gpu(id);
+          if (!g) {
+            return fail(e.file, fmt::format("tier: {}", g.error().what), g.error().hint);
+          }
+        }
+      }
+    }
+  }
   return true;
 }
 

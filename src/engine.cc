@@ -55,14 +55,20 @@ EngineSettings apply(const EngineProfile& e, int64_t max_batch, int64_t max_toke
 
 }  // namespace
 
+bool EngineTier::applies(const Gpu& gpu) const {
+  const auto listed = [&](const std::vector<std::string>& ids) {
+    return std::find(ids.begin(), ids.end(), gpu.id) != ids.end();
+  };
+  return gpu.memory_usable.si() >= min_memory.si() && !listed(except_gpus) &&
+         (gpus.empty() || listed(gpus));
+}
+
 EngineSettings engine_settings(const EngineProfile& e, const Gpu& gpu, InferenceParams inference,
                                MemoryParams memory) {
   int64_t max_batch = e.max_batch;
   int64_t max_tokens = e.max_tokens;
   for (const EngineTier& t : e.tiers) {
-    const bool excepted =
-        std::find(t.except_gpus.begin(), t.except_gpus.end(), gpu.id) != t.except_gpus.end();
-    if (gpu.memory_usable.si() >= t.min_memory.si() && !excepted) {
+    if (t.applies(gpu)) {
       max_batch = t.max_batch;
       max_tokens = t.max_tokens;
     }
@@ -131,6 +137,9 @@ Result<EngineProfile> load_engine(const std::string& path) {
       GPUPLAN_ASSIGN_OR_RETURN(tier.max_tokens, t.integer("max_tokens", 1, int64_t{1} << 24));
       if (t.raw("except_gpus") != nullptr) {
         GPUPLAN_ASSIGN_OR_RETURN(tier.except_gpus, t.text_list("except_gpus"));
+      }
+      if (t.raw("gpus") != nullptr) {
+        GPUPLAN_ASSIGN_OR_RETURN(tier.gpus, t.text_list("gpus"));
       }
       GPUPLAN_RETURN_IF_ERROR(t.finish());
       if (!e.tiers.empty() && tier.min_memory.si() <= e.tiers.back().min_memory.si()) {

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
 #include "loaders.h"
 #include "shipped_catalog.h"
 
@@ -52,6 +56,26 @@ TEST(Catalog, LookupsSuggestTheClosestId) {
   Result<Model> m = c->model("mixtral-8x7");
   ASSERT_FALSE(m.has_value());
   EXPECT_EQ(m.error().hint, "did you mean 'mixtral-8x7b'? (gpuplan catalog list models)");
+}
+
+TEST(Catalog, AnEngineTierMustNameGpusTheCatalogHas) {
+  // A copy of the built-in data whose LMDeploy profile lists 'h100sxm' among its tier's GPUs:
+  // the tier would never apply, so the catalog does not load.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "gpuplan-catalog-tier-test";
+  fs::remove_all(dir);
+  fs::copy(GPUPLAN_DATA_DIR, dir, fs::copy_options::recursive);
+  const fs::path engine = dir / "engines" / "lmdeploy.toml";
+  std::ifstream in(engine);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  std::ofstream(engine) << std::regex_replace(text, std::regex("\"h100-sxm\""), "\"h100sxm\"");
+  Result<Catalog> c = Catalog::load(dir.string());
+  fs::remove_all(dir);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().message(), engine.string() +
+                                     ": tier: unknown gpu 'h100sxm'; did you mean 'h100-sxm'? "
+                                     "(gpuplan catalog list gpus)");
 }
 
 TEST(GpuLoader, ReadsAGoodFile) {

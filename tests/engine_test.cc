@@ -51,6 +51,18 @@ TEST(EngineTest, LimitsFollowTheGpusMemoryAsEachEngineSetsThem) {
   EXPECT_EQ(on("sglang", "l4").memory.inference_chunk_tokens, 2048);
   EXPECT_EQ(on("sglang", "h200-sxm").memory.inference_chunk_tokens, 8192);
   EXPECT_EQ(on("sglang", "b200").memory.inference_chunk_tokens, 16384);
+  // LMDeploy goes by the card's name (lmdeploy/utils.py get_max_batch_size): 384 sequences on
+  // any A100, 1,024 on H100 and H200, 128 on every other card, however much memory it has
+  // (L40S 45 GiB, B200 179.1 GiB); 8,192 tokens and 64-token blocks everywhere.
+  EXPECT_EQ(on("lmdeploy", "a100-sxm-40gb").inference.max_batch, 384);
+  EXPECT_EQ(on("lmdeploy", "a100-pcie-80gb").inference.max_batch, 384);
+  EXPECT_EQ(on("lmdeploy", "h100-pcie").inference.max_batch, 1024);
+  EXPECT_EQ(on("lmdeploy", "h200-sxm").inference.max_batch, 1024);
+  EXPECT_EQ(on("lmdeploy", "l40s").inference.max_batch, 128);
+  EXPECT_EQ(on("lmdeploy", "b200").inference.max_batch, 128);
+  EXPECT_EQ(on("lmdeploy", "b200").memory.inference_chunk_tokens, 8192);
+  EXPECT_EQ(on("lmdeploy", "h100-sxm").inference.kv_block_tokens, 64);
+  EXPECT_EQ(on("lmdeploy", "h100-sxm").kv_policy, KvPolicy::kPaged);
 }
 
 TEST(EngineTest, AShareOfTheWholeGpuLeavesTheKvCacheWhatWeightsAndWorkLeaveOfIt) {
@@ -87,6 +99,8 @@ TEST(EngineTest, PublishedNamesPickTheirEngine) {
   EXPECT_EQ(c.engine_named("FasterTransformer")->id, "tensorrt-llm");
   EXPECT_EQ(c.engine_named("vllm 0.6.3")->id, "vllm");
   EXPECT_EQ(c.engine_named("SGLang v0.4")->id, "sglang");
+  EXPECT_EQ(c.engine_named("TensorRT LLM 1.1")->id, "tensorrt-llm");  // the 2025 spelling
+  EXPECT_EQ(c.engine_named("LMDeploy 0.6 (TurboMind)")->id, "lmdeploy");
   EXPECT_EQ(c.engine_named("DeepSpeed-MII"), nullptr);
   EXPECT_FALSE(c.engine("vlm").has_value());
   EXPECT_NE(c.engine("vlm").error().hint.find("vllm"), std::string::npos);

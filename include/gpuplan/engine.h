@@ -21,8 +21,6 @@
 
 namespace gpuplan {
 
-// Limits an engine picks on GPUs with at least `min_memory` (the capacity the driver reports),
-// except the GPUs listed.
 // How an engine gives out its KV cache.
 enum class KvPolicy {
   kReserve,  // a request's whole context (prompt + output) at admission; nothing is evicted
@@ -33,11 +31,17 @@ enum class KvPolicy {
 std::string_view kv_policy_name(KvPolicy p);
 Result<KvPolicy> parse_kv_policy(std::string_view name);
 
+// Limits an engine picks on GPUs with at least `min_memory` (the capacity the driver reports),
+// except the GPUs listed; where `gpus` lists some (an engine that goes by the card's name), only
+// on those.
 struct EngineTier {
   Bytes min_memory;
   int64_t max_batch = 0;
   int64_t max_tokens = 0;
   std::vector<std::string> except_gpus;  // catalog GPU ids
+  std::vector<std::string> gpus;         // catalog GPU ids; empty: any
+
+  bool applies(const Gpu& gpu) const;
 };
 
 struct EngineProfile {

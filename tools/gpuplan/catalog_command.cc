@@ -82,12 +82,15 @@ void list_datasets(const Catalog& c) {
   emit("tokens per request; serve --dataset ID draws each request's lengths from one\n");
 }
 
-// A tier's limits as "1024 seq, 8192 tok from 70 GiB (not a100-sxm-80gb)".
+// A tier's limits as "1024 seq, 8192 tok from 70 GiB (not a100-sxm-80gb)", or "(only h100-sxm)".
 std::string engine_limits(const Catalog& c, const EngineProfile& e) {
   std::string s = fmt::format("{} seq, {} tok", e.max_batch, e.max_tokens);
   for (const EngineTier& t : e.tiers) {
     s += fmt::format("; {} seq, {} tok from {}", t.max_batch, t.max_tokens,
                      gib_text(t.min_memory, Lang::kEn));
+    if (!t.gpus.empty()) {
+      s += fmt::format(" (only {})", fmt::join(t.gpus, ", "));
+    }
     if (!t.except_gpus.empty()) {
       s += fmt::format(" (not {})", fmt::join(t.except_gpus, ", "));
     }
@@ -135,6 +138,10 @@ void write_engine_json(JsonWriter& w, const EngineProfile& e) {
         .field("max_tokens", t.max_tokens);
     w.key("except_gpus").begin_array();
     for (const std::string& g : t.except_gpus)
+      w.value(g);
+    w.end_array();
+    w.key("gpus").begin_array();
+    for (const std::string& g : t.gpus)
       w.value(g);
     w.end_array().end_object();
   }
