@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 
@@ -86,8 +87,15 @@ Result<bool> check_references(const Catalog& c) {
       return fail(o.file, g.error().what, g.error().hint);
     }
   }
-  // A tier that names a GPU the catalog lacks would silently never apply.
+  // A tier or budget rule that names a GPU the catalog lacks would silently never apply.
   for (const EngineProfile& e : c.engines()) {
+    for (const std::string& id : e.peak_second_gpus) {
+      Result<const Gpu*> g = c.gpu(id);
+      if (!g) {
+        return fail(e.file, fmt::format("prefill_budget_peak_second_gpus: {}", g.error().what),
+                    g.error().hint);
+      }
+    }
     for (const EngineTier& t : e.tiers) {
       for (const auto* ids : {&t.gpus, &t.except_gpus}) {
         for (const std::string& id : *ids) {
@@ -214,7 +222,31 @@ Result<const Dataset*> Catalog::dataset(std::string_view id) const {
 }
 
 Result<const EngineProfile*> Catalog::engine(std::string_view id) const {
-  return find_by_id(engines_, id, "engine");
+  Result<const EngineProfile*> e = find_by_id(engines_, id, "engine");
+  if (e || id.empty()) {
+    return e;
+  }
+  // A name people use for an engine ("trt", "TRT-LLM", "lmdeploy 0.6") suggests that engine
+  // before an id that is merely spelled alike.
+  const auto starts = [](std::string_view text, std::string_view prefix) {
+    return text.size() >= prefix.size() &&
+           std::equal(prefix.begin(), prefix.end(), text.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) ==
+                    std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  for (const EngineProfile& p : engines_) {
+    // Three letters at least before an alias's beginning says which engine ("t" would not).
+    const bool named =
+        p.names(id) ||
+        (id.size() >= 3 && std::any_of(p.aliases.begin(), p.aliases.end(),
+                                       [&](const std::string& a) { return starts(a, id); }));
+    if (named) {
+      e.error().hint = fmt::format("did you mean '{}'? (gpuplan catalog list engines)", p.id);
+      return e;
+    }
+  }
+  return e;
 }
 
 const EngineProfile* Catalog::engine_named(std::string_view published) const {

@@ -34,7 +34,7 @@ constexpr std::array kKvPolicies = {
 };
 
 EngineSettings apply(const EngineProfile& e, int64_t max_batch, int64_t max_tokens,
-                     InferenceParams inference, MemoryParams memory) {
+                     bool peak_second, InferenceParams inference, MemoryParams memory) {
   EngineSettings s;
   // Fitted: the profile's own, or the shared one, fitted with this engine's runs.
   s.host_time_fitted = e.iteration_overhead.has_value() || inference.engine == e.id;
@@ -42,6 +42,7 @@ EngineSettings apply(const EngineProfile& e, int64_t max_batch, int64_t max_toke
   inference.kv_of_total = e.kv_of_total;
   inference.max_batch = max_batch;
   inference.kv_block_tokens = e.kv_block_tokens;
+  inference.prefill_budget_peak_second = peak_second;
   inference.engine = e.id;
   if (e.iteration_overhead) {
     inference.iteration_overhead = *e.iteration_overhead;
@@ -73,12 +74,14 @@ EngineSettings engine_settings(const EngineProfile& e, const Gpu& gpu, Inference
       max_tokens = t.max_tokens;
     }
   }
-  return apply(e, max_batch, max_tokens, std::move(inference), memory);
+  const bool peak_second = std::find(e.peak_second_gpus.begin(), e.peak_second_gpus.end(),
+                                     gpu.id) != e.peak_second_gpus.end();
+  return apply(e, max_batch, max_tokens, peak_second, std::move(inference), memory);
 }
 
 EngineSettings engine_defaults(const EngineProfile& e, InferenceParams inference,
                                MemoryParams memory) {
-  return apply(e, e.max_batch, e.max_tokens, std::move(inference), memory);
+  return apply(e, e.max_batch, e.max_tokens, false, std::move(inference), memory);
 }
 
 std::string_view kv_policy_name(KvPolicy p) {
@@ -119,6 +122,9 @@ Result<EngineProfile> load_engine(const std::string& path) {
   GPUPLAN_ASSIGN_OR_RETURN(e.max_batch, r.integer("max_batch", 1, int64_t{1} << 20));
   GPUPLAN_ASSIGN_OR_RETURN(e.max_tokens, r.integer("max_tokens", 1, int64_t{1} << 24));
   GPUPLAN_ASSIGN_OR_RETURN(e.kv_block_tokens, r.integer("kv_block_tokens", 1, 4096));
+  if (r.raw("prefill_budget_peak_second_gpus") != nullptr) {
+    GPUPLAN_ASSIGN_OR_RETURN(e.peak_second_gpus, r.text_list("prefill_budget_peak_second_gpus"));
+  }
   std::optional<double> overhead;
   GPUPLAN_ASSIGN_OR_RETURN(overhead,
                            r.optional_quantity("iteration_overhead", Dimension::kSeconds));

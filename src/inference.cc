@@ -26,6 +26,30 @@ std::optional<double> gemm_rate_of(const Gpu& gpu, Precision p) {
   return r->peak.si() * r->sustained;
 }
 
+// InferenceParams::prefill_budget_peak_second: the tokens `gpus` GPUs pass forward through the
+// layers' matrices (2 FLOPs per active weight) in one second at their 16-bit dense peak, at
+// most the model's context; a budget under 100 tokens is not taken (TGI falls back to 4,096).
+int64_t peak_second_tokens(const Model& m, const Gpu& gpu, int64_t gpus) {
+  constexpr int64_t kFallback = 4096;
+  const std::optional<FlopsPerSecond> peak = gpu.peak_for(Precision::kBf16)
+                                                 ? gpu.peak_for(Precision::kBf16)
+                                                 : gpu.peak_for(Precision::kFp16);
+  double flops_per_token = 0;
+  for (const LayerSpan& s : layer_spans(m)) {
+    flops_per_token +=
+        2.0 * static_cast<double>(layer_parameters(m, s.first).active_matmul * s.count);
+  }
+  if (!peak || flops_per_token <= 0) {
+    return kFallback;
+  }
+  const double tokens = peak->si() * static_cast<double>(gpus) / flops_per_token;
+  if (tokens <= 100) {
+    return kFallback;
+  }
+  const double most = m.max_positions > 0 ? static_cast<double>(m.max_positions) : tokens;
+  return static_cast<int64_t>(std::min(tokens, most));
+}
+
 }  // namespace
 
 InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryParams& mp,
@@ -79,6 +103,11 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
                            precision_name(in.precision))};
     return;
   }
+  MemoryParams memory = mp;
+  if (ip.prefill_budget_peak_second) {
+    chunk_tokens_ = peak_second_tokens(m, gpu, in.gpus());
+    memory.inference_chunk_tokens = chunk_tokens_;
+  }
   MemoryJob mj;
   mj.task = Task::kInfer;
   mj.precision = in.precision;
@@ -88,13 +117,13 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   // The engine's working set: one iteration of the full token budget, logits for every
   // sequence it may run.
   mj.batch = ip.max_batch;
-  mj.context = std::max<int64_t>(1, mp.inference_chunk_tokens);
+  mj.context = std::max<int64_t>(1, chunk_tokens_);
   if (std::optional<std::string> problem = layout_problem(m, mj)) {
     why_ = Why::kLayout;
     reason_ = Text{*problem, ""};  // a layout problem, in English (memory.h)
     return;
   }
-  const FitReport fit = fit_on_gpu(m, mj, gpu, mp);
+  const FitReport fit = fit_on_gpu(m, mj, gpu, memory);
   usable_ = fit.verdict.usable;
   weights_ = fit.memory.weights;
   kv_per_token_ = fit.kv->bytes_per_token;

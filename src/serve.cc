@@ -440,6 +440,7 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
   if (best == nullptr) {
     return a;
   }
+  a.chunk_tokens = best->model->chunk_tokens();  // an engine may size it by the instance
   if (job.simulate_load) {
     Workload w = job.workload;
     if (job.closed()) {

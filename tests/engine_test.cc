@@ -63,6 +63,34 @@ TEST(EngineTest, LimitsFollowTheGpusMemoryAsEachEngineSetsThem) {
   EXPECT_EQ(on("lmdeploy", "b200").memory.inference_chunk_tokens, 8192);
   EXPECT_EQ(on("lmdeploy", "h100-sxm").inference.kv_block_tokens, 64);
   EXPECT_EQ(on("lmdeploy", "h100-sxm").kv_policy, KvPolicy::kPaged);
+  // TGI sizes its prefill budget by the card where its launcher knows the card (H100 SXM),
+  // else 4,096 tokens (B200).
+  EXPECT_TRUE(on("tgi", "h100-sxm").inference.prefill_budget_peak_second);
+  EXPECT_FALSE(on("tgi", "b200").inference.prefill_budget_peak_second);
+  EXPECT_EQ(on("tgi", "b200").memory.inference_chunk_tokens, 4096);
+  EXPECT_EQ(on("tgi", "b200").inference.max_batch, 128);
+}
+
+TEST(EngineTest, TgisPrefillBudgetIsASecondOfTheInstancesPeak) {
+  // Llama 3.1 8B passes a token through 218.1 M matrix weights per layer (q and o 4096 x 4096,
+  // k and v 4096 x 1024, gate, up and down 3 x 4096 x 14336), 6.979 G over 32 layers: 13.96
+  // GFLOP. One H100 SXM's 989.5 TFLOP/s (bf16 dense) computes 70,887 such tokens a second; two
+  // would compute 141,774, more than the model's 131,072-token context, which bounds it.
+  const Catalog& c = shipped_catalog();
+  const Model llama = *c.model("llama-3.1-8b");
+  const EngineSettings tgi = on("tgi", "h100-sxm");
+  Instance in;
+  in.gpu = *c.gpu("h100-sxm");
+  in.scale_up = *c.fabric("nvlink4");
+  const InferenceModel one(llama, in, tgi.memory, c.train_params(), tgi.inference);
+  in.tp = 2;
+  const InferenceModel two(llama, in, tgi.memory, c.train_params(), tgi.inference);
+  ASSERT_TRUE(one.feasible() && two.feasible());
+  EXPECT_EQ(one.chunk_tokens(), 70887);
+  EXPECT_EQ(two.chunk_tokens(), 131072);
+  // The same engine where the launcher does not know the card keeps 4,096.
+  const InferenceModel fixed(llama, in, tgi.memory, c.train_params(), on("tgi", "b200").inference);
+  EXPECT_EQ(fixed.chunk_tokens(), 4096);
 }
 
 TEST(EngineTest, AShareOfTheWholeGpuLeavesTheKvCacheWhatWeightsAndWorkLeaveOfIt) {
@@ -101,9 +129,16 @@ TEST(EngineTest, PublishedNamesPickTheirEngine) {
   EXPECT_EQ(c.engine_named("SGLang v0.4")->id, "sglang");
   EXPECT_EQ(c.engine_named("TensorRT LLM 1.1")->id, "tensorrt-llm");  // the 2025 spelling
   EXPECT_EQ(c.engine_named("LMDeploy 0.6 (TurboMind)")->id, "lmdeploy");
+  EXPECT_EQ(c.engine_named("TGI 3.0.1")->id, "tgi");
+  EXPECT_EQ(c.engine_named("text-generation-inference 2.4")->id, "tgi");
   EXPECT_EQ(c.engine_named("DeepSpeed-MII"), nullptr);
   EXPECT_FALSE(c.engine("vlm").has_value());
   EXPECT_NE(c.engine("vlm").error().hint.find("vllm"), std::string::npos);
+  // A name people use for an engine suggests it, before an id merely spelled alike ("tgi").
+  EXPECT_EQ(c.engine("trt").error().hint,
+            "did you mean 'tensorrt-llm'? (gpuplan catalog list engines)");
+  EXPECT_EQ(c.engine("TurboMind").error().hint,
+            "did you mean 'lmdeploy'? (gpuplan catalog list engines)");
 }
 
 }  // namespace

@@ -59,6 +59,9 @@ struct EngineProfile {
   int64_t max_tokens = 0;         // tokens per iteration: the chunked-prefill budget
   std::vector<EngineTier> tiers;  // by rising min_memory; the last that applies wins
   int64_t kv_block_tokens = 1;
+  // On these GPUs the prefill budget is a second of the instance's 16-bit peak in tokens
+  // (InferenceParams::prefill_budget_peak_second); elsewhere max_tokens.
+  std::vector<std::string> peak_second_gpus;
   // Host time per iteration, where published runs of this engine fitted it; absent: the shared
   // fitted value (params/inference.toml), which only TensorRT-LLM rows informed.
   std::optional<Seconds> iteration_overhead;

@@ -65,6 +65,10 @@ struct InferenceParams {
   bool kv_of_total = false;
   int64_t max_batch = 0;
   int64_t kv_block_tokens = 1;
+  // The prefill token budget is what the instance's GPUs compute in one second at their 16-bit
+  // peak, a forward pass per token (TGI's default on the cards it knows), instead of
+  // MemoryParams::inference_chunk_tokens.
+  bool prefill_budget_peak_second = false;
   std::string engine;              // the engine's id
   Seconds iteration_overhead;      // host time per iteration the GPUs wait for
   Seconds layer_overhead;          // per layer per iteration: launch gaps and kernel ramp

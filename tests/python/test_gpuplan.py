@@ -173,7 +173,7 @@ def test_the_catalog_lists_and_shows():
     assert [g.to_dict() for g in gpuplan.catalog.gpus()] == json.loads(out)
     # The serving engines too (data/engines/): tensorrt-llm reserves whole contexts.
     engines = {e.id: e for e in gpuplan.catalog.engines()}
-    assert sorted(engines) == ["lmdeploy", "sglang", "tensorrt-llm", "vllm"]
+    assert sorted(engines) == ["lmdeploy", "sglang", "tensorrt-llm", "tgi", "vllm"]
     assert engines["lmdeploy"].kv_block_tokens == 64
     assert engines["tensorrt-llm"].kv_policy == "reserve"
     assert engines["vllm"].kv_block_tokens == 16

@@ -85,6 +85,10 @@ void list_datasets(const Catalog& c) {
 // A tier's limits as "1024 seq, 8192 tok from 70 GiB (not a100-sxm-80gb)", or "(only h100-sxm)".
 std::string engine_limits(const Catalog& c, const EngineProfile& e) {
   std::string s = fmt::format("{} seq, {} tok", e.max_batch, e.max_tokens);
+  if (!e.peak_second_gpus.empty()) {
+    s += fmt::format(" (on {}: a second of the 16-bit peak in tokens)",
+                     fmt::join(e.peak_second_gpus, ", "));
+  }
   for (const EngineTier& t : e.tiers) {
     s += fmt::format("; {} seq, {} tok from {}", t.max_batch, t.max_tokens,
                      gib_text(t.min_memory, Lang::kEn));
@@ -130,6 +134,10 @@ void write_engine_json(JsonWriter& w, const EngineProfile& e) {
       .field("max_batch", e.max_batch)
       .field("max_tokens", e.max_tokens)
       .field("kv_block_tokens", e.kv_block_tokens);
+  w.key("prefill_budget_peak_second_gpus").begin_array();
+  for (const std::string& g : e.peak_second_gpus)
+    w.value(g);
+  w.end_array();
   w.key("tiers").begin_array();
   for (const EngineTier& t : e.tiers) {
     w.begin_object()

@@ -373,7 +373,7 @@ int run_plan(const std::vector<std::string>& args) {
       ->check(rule(fields::kRequestTokens));
   app.add_option("--engine", engine,
                  "serve: serving engine whose defaults apply (tensorrt-llm, vllm, sglang, "
-                 "lmdeploy; default tensorrt-llm)");
+                 "lmdeploy, tgi; default tensorrt-llm)");
   app.add_option("--prefix-hit", prefix_hit,
                  "serve: share of prompt tokens found in the prefix cache, 0 to 1 (default 0)")
       ->check(rule(fields::kPrefixHit));
