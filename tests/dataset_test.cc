@@ -85,6 +85,19 @@ TEST(Dataset, ShareGptChatHasShortPromptsAndLongAnswers) {
   EXPECT_GE(d.output.at(0.0), 1);
 }
 
+TEST(Dataset, DeepSeekR1ReasonsAtLengthUpToTheHarnesssCap) {
+  // data/datasets/mlperf-deepseek-r1.toml: MLCommons' 4,388 samples; prompts mean 804.6 tokens,
+  // DeepSeek-R1's reference outputs capped at the v5.1 harness's 20,000 (mean 3,885). The
+  // v5.1 Offline runs on 8 B200 generated 3,650-3,744 tokens per sample (33,379 tokens/s over
+  // 8.93431 samples/s is 3,736 for NVIDIA's): the cap keeps the references within 5 % of that.
+  const Dataset& d = **shipped_catalog().dataset("mlperf-deepseek-r1");
+  EXPECT_EQ(d.samples, 4388);
+  EXPECT_NEAR(d.input.mean(), 804.6, 0.05);
+  EXPECT_NEAR(d.output.mean(), 3885.3, 0.05);  // from the quantiles as written, to 0.1 token
+  EXPECT_EQ(d.output.max(), 20000);
+  EXPECT_NEAR(d.output.mean() / (33379 / 8.93431), 1.0, 0.05);
+}
+
 TEST(Dataset, AFileWhoseQuantilesFallIsRefusedWithItsLine) {
   const std::string path = ::testing::TempDir() + "falling.toml";
   std::ofstream(path) << "schema = 1\nid = \"falling\"\nname = \"x\"\nsamples = 10\n"
