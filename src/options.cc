@@ -1,7 +1,10 @@
 // Names of the enumerations in output and their parsers for input.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <string>
 #include <utility>
 
 #include "gpuplan/hardware.h"
@@ -58,7 +61,27 @@ std::string_view precision_name(Precision p) {
   return name_of(kPrecisions, p);
 }
 Result<Precision> parse_precision(std::string_view name) {
-  return parse_from(kPrecisions, name, "precision");
+  // Names as engines and papers write them, in any case: W4A16 is 4-bit integer weights
+  // multiplied in 16 bits (AWQ, GPTQ: gpuplan's int4), W8A8 8-bit integer weights and
+  // activations (int8), NVFP4 the 4-bit float with 16-element blocks (fp4).
+  constexpr std::array kAliases = {
+      std::pair{Precision::kInt4, std::string_view("w4a16")},
+      std::pair{Precision::kInt8, std::string_view("w8a8")},
+      std::pair{Precision::kFp4, std::string_view("nvfp4")},
+  };
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const auto& [p, alias] : kAliases) {
+    if (lower == alias) {
+      return p;
+    }
+  }
+  Result<Precision> p = parse_from(kPrecisions, lower, "precision");
+  if (!p) {
+    p.error().what = fmt::format("unknown precision '{}'", name);  // as the user wrote it
+  }
+  return p;
 }
 double precision_bytes(Precision p) {
   switch (p) {

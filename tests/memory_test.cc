@@ -297,6 +297,19 @@ TEST(LayoutProblem, NamesTheReason) {
   EXPECT_EQ(layout_problem(m, job), std::nullopt);
 }
 
+TEST(Precisions, ReadInAnyCaseAndByTheNamesEnginesUse) {
+  // Published results write "FP8", "BF16"; quantised checkpoints are named by their weights and
+  // activations (W4A16: AWQ and GPTQ, gpuplan's int4; W8A8: int8) or their format (NVFP4).
+  EXPECT_EQ(*parse_precision("FP8"), Precision::kFp8);
+  EXPECT_EQ(*parse_precision("Bf16"), Precision::kBf16);
+  EXPECT_EQ(*parse_precision("W4A16"), Precision::kInt4);
+  EXPECT_EQ(*parse_precision("w8a8"), Precision::kInt8);
+  EXPECT_EQ(*parse_precision("NVFP4"), Precision::kFp4);
+  Result<Precision> bad = parse_precision("FP6");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().what, "unknown precision 'FP6'");
+}
+
 TEST(Precisions, NvFp4StoresHalfAByteAndABlockScalePerSixteen) {
   // NVFP4: a 4-bit E2M1 value per element, one E4M3 byte per block of 16: 0.5 + 1/16 bytes.
   Result<Precision> fp4 = parse_precision("fp4");

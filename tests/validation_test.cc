@@ -160,7 +160,7 @@ TEST_F(ValidationTest, InferenceRowsGetOneEntryPerMetric) {
   ASSERT_EQ(r->entries.size(), 5U);
   EXPECT_EQ(r->rows, 5);
   EXPECT_EQ(r->predicted, 2);
-  EXPECT_NE(r->entries[4].reason.find("serving.precision: unknown precision 'w4a16'"),
+  EXPECT_NE(r->entries[4].reason.find("serving.precision: unknown precision 'int3'"),
             std::string::npos)
       << r->entries[4].reason;
   const ValidationEntry& ttft = r->entries[1];  // metrics come in key order: goodput, ttft
