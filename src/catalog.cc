@@ -262,7 +262,19 @@ Result<Software> Catalog::software(std::string_view spec) const {
   const size_t at = spec.find('@');
   const std::string_view id = spec.substr(0, at);
   Software s;
-  GPUPLAN_ASSIGN_OR_RETURN(s.framework, framework(id));
+  Result<const Framework*> f = framework(id);
+  if (!f) {
+    // As publications write it: "Megatron-LM", "NeMo", "LLM Foundry" name megatron-lm, nemo and
+    // llm-foundry.
+    std::string normal(id);
+    std::transform(normal.begin(), normal.end(), normal.begin(), [](unsigned char c) {
+      return c == ' ' || c == '_' ? '-' : static_cast<char>(std::tolower(c));
+    });
+    if (Result<const Framework*> g = framework(normal)) {
+      f = g;
+    }
+  }
+  GPUPLAN_ASSIGN_OR_RETURN(s.framework, f);
   s.year = kCurrentYear;
   if (at != std::string_view::npos) {
     const std::string_view year = spec.substr(at + 1);

@@ -142,7 +142,7 @@ Network cluster_network(const Cluster& c, const TrainParams& p) {
   n.channel_bytes = p.nccl_channel_bytes;
   if (c.scale_out != nullptr) {
     const Fabric& out = *c.scale_out;
-    n.nics_per_node = c.nics_per_node;
+    n.nics_per_node = c.nics_per_node > 0 ? c.nics_per_node : c.gpus_per_node;
     n.nic_bandwidth = out.measured_busbw.value_or(out.bandwidth * p.nccl_efficiency);
     n.inter_latency = out.latency;
   }

@@ -16,8 +16,10 @@ namespace gpuplan {
 
 namespace detail {
 
-Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& c) {
+Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& c,
+                            bool* nics_assumed_out) {
   Cluster cl;
+  bool nics_assumed = false;
   std::string id;
   GPUPLAN_ASSIGN_OR_RETURN(id, r.text(sys, "gpu"));
   GPUPLAN_ASSIGN_OR_RETURN(cl.gpu, c.gpu(id));
@@ -33,9 +35,16 @@ Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& 
     GPUPLAN_ASSIGN_OR_RETURN(id, r.text(sys, "scale_out"));
     GPUPLAN_ASSIGN_OR_RETURN(cl.scale_out, c.fabric(id));
     GPUPLAN_ASSIGN_OR_RETURN(cl.nics_per_node, r.count(sys, "nics_per_node", true));
+    if (cl.nics_per_node == 0) {
+      cl.nics_per_node = cl.gpus_per_node;  // not published: one per GPU, as the CLI assumes
+      nics_assumed = true;
+    }
   } else if (cl.gpus > cl.gpus_per_node) {
     return fail(r.where(), "the run spans nodes but names no 'scale_out' fabric",
                 "give the network between nodes, e.g. \"ib-ndr-400g\"");
+  }
+  if (nics_assumed_out != nullptr) {
+    *nics_assumed_out = nics_assumed;
   }
   return cl;
 }
@@ -220,7 +229,8 @@ Result<std::vector<TrainingRow>> read_training_rows(const std::string& path,
     Result<TrainJob> job = row_job(r, *lay);
     Result<Software> software = row_software(r, row, catalog);
     Result<Model> model = parse_model_config(model_json->dump(), "model", t.id);
-    Result<Cluster> cluster = detail::row_cluster(r, *sys, catalog);
+    bool nics_assumed = false;
+    Result<Cluster> cluster = detail::row_cluster(r, *sys, catalog, &nics_assumed);
     if (!job) {
       t.reason = job.error().message();
     } else if (!software) {
@@ -238,6 +248,9 @@ Result<std::vector<TrainingRow>> read_training_rows(const std::string& path,
     } else {
       apply_software(*job, *software);
       t.note = round_global_batch(*job);
+      if (nics_assumed) {
+        t.note += (t.note.empty() ? "" : "; ") + detail::nics_note(*cluster);
+      }
       t.model = std::move(*model);
       t.cluster = *cluster;
       t.job = std::move(*job);
@@ -264,6 +277,9 @@ ValidationEntry predict_training_row(const TrainingRow& row, const Catalog& cata
                                     params, MemoryPolicy::kRequire);
   if (!est.feasible) {
     e.reason = est.reason;
+  } else if (!std::isfinite(est.step.total().si())) {
+    // Never a non-finite number in a report: a model that gives one has a bug to report.
+    e.reason = "the model gave no finite step time (a gpuplan bug: please report the row)";
   } else {
     e.predicted = est.step.total().si();
     e.error_pct = (*e.predicted - e.published) / e.published * 100.0;

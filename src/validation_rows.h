@@ -74,8 +74,15 @@ class RowReader {
   std::string where_;
 };
 
-// Resolves a row's system against the catalog; an unknown id makes the row unpredictable.
-Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& c);
+// Resolves a row's system against the catalog; an unknown id makes the row unpredictable. A
+// multi-node row without nics_per_node gets one per GPU, and *nics_assumed says so.
+Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& c,
+                            bool* nics_assumed = nullptr);
+
+// The note for a row whose NICs were assumed (row_cluster).
+inline std::string nics_note(const Cluster& c) {
+  return fmt::format("nics_per_node not published: one per GPU ({})", c.nics_per_node);
+}
 
 // Reads a validation file and checks its envelope: schema 1, a kind, an array of rows.
 Result<Json> read_validation_file(const std::string& path);

@@ -156,7 +156,11 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   }
   GPUPLAN_ASSIGN_OR_RETURN(out.model, parse_model_config(model_json->dump(), "model", out.id));
   Cluster cluster;
-  GPUPLAN_ASSIGN_OR_RETURN(cluster, row_cluster(r, *sys, catalog));
+  bool nics_assumed = false;
+  GPUPLAN_ASSIGN_OR_RETURN(cluster, row_cluster(r, *sys, catalog, &nics_assumed));
+  if (nics_assumed) {
+    out.layout_note += (out.layout_note.empty() ? "" : "; ") + nics_note(cluster);
+  }
   if (w.input_tokens == 0 || w.output_tokens == 0) {
     // The lengths of a benchmark's data set (serving.dataset), from the catalog.
     const std::string dataset = text_or(*srv, "dataset", "");
@@ -368,6 +372,8 @@ std::vector<ValidationEntry> predict_serving_row(const ServingRow& row, const Ca
         e.reason = fmt::format("metric '{}' is not a serving metric gpuplan predicts", metric.name);
       } else if (metric.name.starts_with("ttft") && !queued.empty()) {
         e.reason = queued;
+      } else if (!std::isfinite(*v)) {
+        e.reason = "the simulation gave no finite value (a gpuplan bug: please report the row)";
       } else {
         e.predicted = *v;
         e.error_pct = (*v - e.published) / e.published * 100.0;

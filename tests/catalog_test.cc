@@ -156,6 +156,9 @@ TEST(Software, ReadsIdAndYearAndAppliesTheDefaultsOfThatYear) {
   EXPECT_EQ(c.software("megatron-lm@21").error().message(),
             "'21' is not a year from 2015 to 2026; write the framework as ID or ID@YEAR, e.g. "
             "'megatron-lm@2022'");
+  // As publications write them.
+  EXPECT_EQ(c.software("Megatron-LM@2023")->framework->id, "megatron-lm");
+  EXPECT_EQ(c.software("LLM Foundry")->framework->id, "llm-foundry");
   EXPECT_EQ(c.software("megatorn-lm").error().message(),
             "unknown framework 'megatorn-lm'; did you mean 'megatron-lm'? (gpuplan catalog list "
             "frameworks)");

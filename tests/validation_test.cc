@@ -151,6 +151,19 @@ TEST_F(ValidationTest, ASingleNodeRowNeedsNoNetworkAndABadLayoutOnlyLosesItsRow)
       << r->entries[1].reason;
 }
 
+TEST_F(ValidationTest, AMultiNodeRowWithoutItsNicsGetsOnePerGpuAndSaysSo) {
+  // TITAN-L31-8B-H200-32 twice: as published (8 NICs per 8-GPU node), and with nics_per_node
+  // null, which the CLI's default reads as one per GPU: the same network, the same prediction.
+  Result<ValidationReport> r = run_validation(fixture("unpublished-nics.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->entries.size(), 2U);
+  ASSERT_TRUE(r->entries[0].predicted && r->entries[1].predicted) << r->entries[1].reason;
+  EXPECT_TRUE(std::isfinite(*r->entries[1].predicted));
+  EXPECT_DOUBLE_EQ(*r->entries[1].predicted, *r->entries[0].predicted);
+  EXPECT_EQ(r->entries[0].note, "");
+  EXPECT_EQ(r->entries[1].note, "nics_per_node not published: one per GPU (8)");
+}
+
 TEST_F(ValidationTest, InferenceRowsGetOneEntryPerMetric) {
   Result<ValidationReport> r = run_validation(fixture("small-inference.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();

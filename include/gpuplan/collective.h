@@ -83,7 +83,7 @@ struct Cluster {
   int64_t gpus_per_node = 8;
   const Fabric* scale_up = nullptr;   // inside a node
   const Fabric* scale_out = nullptr;  // between nodes; may be null for one node
-  int64_t nics_per_node = 0;
+  int64_t nics_per_node = 0;          // 0: one per GPU, as the front ends default it
 };
 
 // Builds the Network a cluster offers to collectives, from its fabrics' measured bus bandwidth
