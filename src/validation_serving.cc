@@ -21,20 +21,30 @@ std::optional<double> serving_metric(const ServingResult& r, const std::string& 
   if (name == "output_tokens_per_s") {
     return r.output_tokens_per_s;
   }
-  if (name == "ttft_ms_mean") {
-    return r.ttft.mean * 1e3;
-  }
-  if (name == "ttft_ms_p99") {
-    return r.ttft.p99 * 1e3;
-  }
-  if (name == "tpot_ms_mean") {
-    return r.tpot.mean * 1e3;
-  }
-  if (name == "tpot_ms_p99") {
-    return r.tpot.p99 * 1e3;
+  if (name == "requests_per_s") {
+    return r.requests_per_s;
   }
   if (name == "itl_ms_mean") {
     return r.itl_mean * 1e3;
+  }
+  // ttft_ms_*, tpot_ms_* and e2e_s_* with a statistic: mean, p50, p90 or p99.
+  const struct {
+    std::string_view prefix;
+    const Percentiles* of;
+    double scale;
+  } kinds[] = {{"ttft_ms_", &r.ttft, 1e3}, {"tpot_ms_", &r.tpot, 1e3}, {"e2e_s_", &r.e2e, 1.0}};
+  for (const auto& k : kinds) {
+    if (!name.starts_with(k.prefix)) {
+      continue;
+    }
+    const std::string_view stat = std::string_view(name).substr(k.prefix.size());
+    const Percentiles& p = *k.of;
+    for (const auto& [label, value] : {std::pair{"mean", p.mean}, std::pair{"p50", p.p50},
+                                       std::pair{"p90", p.p90}, std::pair{"p99", p.p99}}) {
+      if (stat == label) {
+        return value * k.scale;
+      }
+    }
   }
   return std::nullopt;
 }
@@ -372,6 +382,8 @@ std::vector<ValidationEntry> predict_serving_row(const ServingRow& row, const Ca
         e.reason = fmt::format("metric '{}' is not a serving metric gpuplan predicts", metric.name);
       } else if (metric.name.starts_with("ttft") && !queued.empty()) {
         e.reason = queued;
+      } else if (metric.name.starts_with("e2e") && !queued.empty()) {
+        e.reason = "E2E begins with the time to first token: " + queued;
       } else if (!std::isfinite(*v)) {
         e.reason = "the simulation gave no finite value (a gpuplan bug: please report the row)";
       } else {

@@ -250,6 +250,19 @@ TEST_F(ValidationTest, ASizeARowLeavesNullIsWhatItsGpusLeave) {
   EXPECT_LT(*r->entries[0].predicted, *r->entries[1].predicted);
 }
 
+TEST(ServingMetrics, TheFormatsNamesAndTheirPercentiles) {
+  // The shared format's six names, and the same families at p50 and p90, end-to-end latency in
+  // seconds and completed requests per second; a unit the family does not use is no metric.
+  for (const char* name :
+       {"output_tokens_per_s", "ttft_ms_mean", "ttft_ms_p99", "tpot_ms_mean", "tpot_ms_p99",
+        "itl_ms_mean", "ttft_ms_p50", "tpot_ms_p90", "e2e_s_mean", "e2e_s_p99", "requests_per_s"}) {
+    EXPECT_TRUE(predicts_serving_metric(name)) << name;
+  }
+  for (const char* name : {"goodput", "e2e_ms_mean", "ttft_ms_p95", "ttft_ms_", "itl_ms_p99"}) {
+    EXPECT_FALSE(predicts_serving_metric(name)) << name;
+  }
+}
+
 TEST_F(ValidationTest, MalformedFilesAreErrors) {
   Result<ValidationReport> a = run_validation(fixture("no-rows.json"), *catalog_);
   ASSERT_FALSE(a.has_value());

@@ -122,7 +122,8 @@ void print_inference(const ValidationReport& r) {
     t.add(row);
   }
   emit(
-      "inference rows, one line per metric (tokens/s; TTFT, TPOT and ITL in ms); mean batch: "
+      "inference rows, one line per metric (tokens/s, requests/s; TTFT, TPOT and ITL in ms, "
+      "E2E in s); mean batch: "
       "sequences per iteration in the simulation; KV holds: requests the KV cache of one "
       "instance holds\n\n{}",
       t.str());
