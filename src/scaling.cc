@@ -19,6 +19,17 @@ Cluster at(const Cluster& node, int64_t gpus) {
 TrainEstimate fastest(const Model& m, const Cluster& c, TrainJob job, const MemoryParams& mp,
                       const TrainParams& p) {
   TrainEstimate best;
+  // A precision the job or the GPU cannot train in fails every layout for that reason.
+  std::optional<std::string> precision = precision_problem(job.memory);
+  if (!precision) {
+    precision = training_precision_problem(*c.gpu, job.memory);
+  }
+  if (precision) {
+    best.why = Why::kCalibration;
+    best.reason = *precision;
+    return best;
+  }
+  best.why = Why::kMemory;
   best.reason = "no layout fits in memory";
   for (int64_t tp = 1; tp <= std::min<int64_t>(c.gpus, c.gpus_per_node); tp *= 2) {
     if (c.gpus % tp != 0) {

@@ -162,6 +162,10 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
     reject(Why::kLayout, [&] { return *problem; });
     return est;
   }
+  if (auto problem = training_precision_problem(gpu, mj)) {
+    reject(Why::kCalibration, [&] { return *problem; });
+    return est;
+  }
   const PipelineEngine engine = job.software.pipeline();
   if (!interleaving_allowed(m, l.pp, l.virtual_stages, job.software)) {
     reject(Why::kLayout,
@@ -556,6 +560,17 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
   return best;
 }
 
+std::optional<std::string> training_precision_problem(const Gpu& gpu, const MemoryJob& job) {
+  if (is_training(job.task) && job.precision == Precision::kFp8 &&
+      !gemm_rate(gpu, Precision::kFp8)) {
+    return fmt::format(
+        "{} has no fp8 tensor cores: fp8 training (Transformer Engine) needs Hopper or later; "
+        "train in bf16",
+        gpu.id);
+  }
+  return std::nullopt;
+}
+
 std::vector<Text> training_caveats(const Model& m) {
   std::vector<Text> caveats;
   if (m.is_moe()) {
@@ -578,6 +593,9 @@ Result<TrainEstimate> train_layout(const Model& m, const Cluster& c, TrainJob jo
                                    const MemoryParams& mp, const TrainParams& p) {
   if (auto problem = precision_problem(job.memory)) {
     return fail("precision", *problem);  // the sentence says what to do instead
+  }
+  if (auto problem = training_precision_problem(*c.gpu, job.memory)) {
+    return fail("precision", *problem);
   }
   Parallelism& l = job.memory.layout;
   if (l.dp == 0) {

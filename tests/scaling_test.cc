@@ -65,6 +65,25 @@ TEST(Scaling, LikeForLikeKeepsTheBasesPerGpuSetup) {
 }
 
 // A mixture of experts' curve carries what the training model leaves out for it, once.
+TEST(Scaling, APrecisionTheGpuCannotTrainInIsEveryPointsReason) {
+  // fp8 on an A100 node: no layout can run, and every point says why, not "does not fit".
+  const Catalog& c = shipped_catalog();
+  Cluster node = h200_node();
+  node.gpu = *c.gpu("a100-sxm-80gb");
+  node.scale_up = *c.fabric("nvlink3");
+  ScaleJob job = weak_scaling(false);
+  job.base.memory.precision = Precision::kFp8;
+  const ScaleCurve s =
+      scale_training(*c.model("llama-3.1-8b"), node, job, c.memory_params(), c.train_params());
+  ASSERT_EQ(s.points.size(), 4U);
+  for (const ScalePoint& p : s.points) {
+    EXPECT_FALSE(p.estimate.feasible);
+    EXPECT_EQ(p.estimate.why, Why::kCalibration);
+    EXPECT_NE(p.estimate.reason.find("a100-sxm-80gb has no fp8 tensor cores"), std::string::npos)
+        << p.estimate.reason;
+  }
+}
+
 TEST(Scaling, AMixtureOfExpertsCurveCarriesItsCaveat) {
   const Catalog& c = shipped_catalog();
   ScaleJob job = weak_scaling(false);

@@ -187,6 +187,19 @@ TEST_F(TrainingTest, TheTrainAnswerFillsDpAndRefusesALayoutTheUserGotWrong) {
   ASSERT_FALSE(weights.has_value());
   EXPECT_EQ(weights.error().message(),
             "precision: int8 weights cannot be trained; use --task qlora for 4-bit base weights");
+  // fp8 on an A100 (no fp8 tensor cores: the catalog gives it no fp8 peak) is the precision's
+  // error too, and any estimate of it is infeasible for the same reason rather than timed.
+  TrainJob fp8 = job(2, 2, 4, 1, 64);
+  fp8.memory.precision = Precision::kFp8;
+  const Result<TrainEstimate> ampere = train_layout(m, a100(16), fp8, mp, tp);
+  ASSERT_FALSE(ampere.has_value());
+  EXPECT_EQ(ampere.error().message(),
+            "precision: a100-sxm-80gb has no fp8 tensor cores: fp8 training (Transformer "
+            "Engine) needs Hopper or later; train in bf16");
+  fp8.memory.micro_batch = 1;
+  const TrainEstimate direct = estimate_training(m, a100(16), fp8, mp, tp);
+  EXPECT_FALSE(direct.feasible);
+  EXPECT_EQ(direct.why, Why::kCalibration);
 }
 
 TEST_F(TrainingTest, AMixtureOfExpertsSaysWhatItsTimeLeavesOut) {

@@ -129,6 +129,11 @@ TrainEstimate best_training(const Model& model, const Cluster& c, const TrainJob
                             const MemoryParams& mp, const TrainParams& tp,
                             MemoryPolicy policy = MemoryPolicy::kRequire);
 
+// Why `gpu` cannot train in the job's precision (fp8 without fp8 tensor cores: Transformer
+// Engine's fp8 recipes need Hopper or later), or nullopt. estimate_training rejects such a job;
+// train_layout reports it under "precision".
+std::optional<std::string> training_precision_problem(const Gpu& gpu, const MemoryJob& job);
+
 // What the training model leaves out for `model` that published runs show to matter, for people
 // to read beside an estimate: a mixture of experts is timed by its expert GEMMs, router and
 // all-to-alls, without the host time of per-expert kernels and of the synchronisation that sizes

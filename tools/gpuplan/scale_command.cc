@@ -88,7 +88,9 @@ Table curve_table(const FabricCurve& f, Lang lang, bool bars) {
   for (const ScalePoint& p : f.curve.points) {
     if (!p.estimate.feasible) {
       t.add({fmt::format("{}", p.gpus),
-             tr(lang, "does not fit: ", "não cabe: ") + p.estimate.reason});
+             (p.estimate.why == Why::kMemory ? tr(lang, "does not fit: ", "não cabe: ")
+                                             : tr(lang, "cannot run: ", "não roda: ")) +
+                 p.estimate.reason});
       continue;
     }
     const double step = p.estimate.step.total().si();
