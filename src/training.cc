@@ -561,14 +561,19 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
 }
 
 std::optional<std::string> training_precision_problem(const Gpu& gpu, const MemoryJob& job) {
-  if (is_training(job.task) && job.precision == Precision::kFp8 &&
-      !gemm_rate(gpu, Precision::kFp8)) {
+  if (!is_training(job.task) || gemm_rate(gpu, job.precision)) {
+    return std::nullopt;
+  }
+  if (job.precision == Precision::kFp8) {
     return fmt::format(
         "{} has no fp8 tensor cores: fp8 training (Transformer Engine) needs Hopper or later; "
         "train in bf16",
         gpu.id);
   }
-  return std::nullopt;
+  const char* sixteen = gpu.peak_for(Precision::kBf16) ? "bf16" : "fp16";
+  return fmt::format(
+      "{} has no {} rate in the catalog (its tensor cores do not run it); train in {}", gpu.id,
+      precision_name(job.precision), sixteen);
 }
 
 std::vector<Text> training_caveats(const Model& m) {

@@ -130,8 +130,8 @@ TrainEstimate best_training(const Model& model, const Cluster& c, const TrainJob
                             MemoryPolicy policy = MemoryPolicy::kRequire);
 
 // Why `gpu` cannot train in the job's precision (fp8 without fp8 tensor cores: Transformer
-// Engine's fp8 recipes need Hopper or later), or nullopt. estimate_training rejects such a job;
-// train_layout reports it under "precision".
+// Engine's fp8 recipes need Hopper or later; tf32 on Turing), or nullopt. estimate_training rejects
+// such a job; train_layout reports it under "precision".
 std::optional<std::string> training_precision_problem(const Gpu& gpu, const MemoryJob& job);
 
 // What the training model leaves out for `model` that published runs show to matter, for people
