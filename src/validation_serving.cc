@@ -8,6 +8,7 @@
 #include <optional>
 #include <variant>
 
+#include "gpuplan/memory.h"
 #include "gpuplan/model_loader.h"
 #include "gpuplan/serving.h"
 #include "validation_rows.h"
@@ -133,6 +134,14 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   std::string text;
   for (auto [key, target] :
        {std::pair{"precision", &in.precision}, std::pair{"kv_precision", &in.kv_precision}}) {
+    if (target == &in.kv_precision && (!srv->contains(key) || (*srv)[key].is_null())) {
+      // Not published: the cache the weights' precision comes with everywhere in gpuplan.
+      in.kv_precision = default_kv_precision(in.precision);
+      out.layout_note +=
+          fmt::format("{}kv_precision not published: {}", out.layout_note.empty() ? "" : "; ",
+                      precision_name(in.kv_precision));
+      continue;
+    }
     GPUPLAN_ASSIGN_OR_RETURN(text, r.text(*srv, key));
     Result<Precision> p = parse_precision(text);
     if (!p) {

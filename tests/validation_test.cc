@@ -226,10 +226,12 @@ TEST_F(ValidationTest, ASizeARowLeavesNullIsWhatItsGpusLeave) {
   // Eight H100s, tp x pp x replicas = 8: tp null with 2 replicas of one stage is tp 4; pp and
   // replicas null with tp 2 is one stage and 4 replicas; pp null with tp 2 and 2 replicas is
   // 2 stages. 3 replicas do not divide 8 GPUs, and a size of 0 is no size: those rows alone are
-  // lost.
+  // lost. fp8 weights with kv_precision null get the fp8 cache they come with (memory.h).
   Result<ValidationReport> r = run_validation(fixture("partial-layouts.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  ASSERT_EQ(r->entries.size(), 5U);
+  ASSERT_EQ(r->entries.size(), 6U);
+  ASSERT_TRUE(r->entries[5].predicted.has_value()) << r->entries[5].reason;
+  EXPECT_EQ(r->entries[5].note, "kv_precision not published: fp8");
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_TRUE(r->entries[i].predicted.has_value()) << r->entries[i].reason;
   }
