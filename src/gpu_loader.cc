@@ -256,6 +256,7 @@ Result<InferenceParams> load_inference_params(const std::string& path,
     TomlReader r(table, path);
     r.accept("schema");
     GPUPLAN_ASSIGN_OR_RETURN(p.engine, r.text("engine"));
+    GPUPLAN_ASSIGN_OR_RETURN(p.speed_uncertainty, r.number("speed_uncertainty", 0.0, 0.5));
     GPUPLAN_RETURN_IF_ERROR(r.text("source"));
     GPUPLAN_RETURN_IF_ERROR(r.finish());
   }

@@ -234,7 +234,7 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
                         params_.compute_share);
   }
   out.matmul = matmul;
-  const double decode_attention = b.decode_context * decode_context_seconds();
+  const double decode_attention = b.decode_context * unscaled_context_seconds();
   out.attention = Seconds(b.prefill_keys * attention_flops_ / attention_rate_ + decode_attention);
   out.elementwise = Seconds(n * activation_bytes_ / hbm_rate_);
   if (instance_.tp > 1) {
@@ -256,6 +256,12 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
   }
   out.overhead =
       params_.iteration_overhead + params_.layer_overhead * static_cast<double>(model_.layers);
+  if (params_.time_scale != 1.0) {
+    for (Seconds* part : {&out.matmul, &out.attention, &out.elementwise, &out.tp_comm, &out.pp_comm,
+                          &out.overhead}) {
+      *part = *part * params_.time_scale;
+    }
+  }
   return out;
 }
 
@@ -276,8 +282,12 @@ Seconds InferenceModel::prefill_alone(int64_t prompt, int64_t cached) const {
   return total;
 }
 
-double InferenceModel::decode_context_seconds() const {
+double InferenceModel::unscaled_context_seconds() const {
   return std::max(kv_per_token_ / hbm_rate_, attention_flops_ / sixteen_rate_);
+}
+
+double InferenceModel::decode_context_seconds() const {
+  return unscaled_context_seconds() * params_.time_scale;
 }
 
 Seconds InferenceModel::decode_step(int64_t batch, double context) const {

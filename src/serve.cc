@@ -454,6 +454,20 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
     a.requests = w.requests;
     a.run = simulate_serving(*best->model, w, job.setup);
     a.run_overload = !job.closed() && w.rate_per_s > offline_ceiling(*best, job.setup.replicas);
+    const bool loaded = (w.rate_per_s > 0 || w.users > 0) &&
+                        job.setup.batching == Batching::kContinuous && !a.run_overload;
+    if (loaded && ip.speed_uncertainty > 0 && a.run->feasible) {
+      // Every iteration slower by the same factor: the offline ceiling falls by exactly it.
+      a.slower = 1.0 + ip.speed_uncertainty;
+      a.slower_overload =
+          !job.closed() && w.rate_per_s > offline_ceiling(*best, job.setup.replicas) / a.slower;
+      if (!a.slower_overload) {
+        InferenceParams slow = best->model->params();
+        slow.time_scale = a.slower;
+        const InferenceModel m(model, best->model->instance(), mp, tp, slow);
+        a.run_slower = simulate_serving(m, w, job.setup);
+      }
+    }
   }
   if (job.target > 0) {
     a.fleet = size_fleet(*best, job);

@@ -101,6 +101,37 @@ TEST_F(InferenceTest, DecodingOneTokenStreamsTheWeightsOnce) {
               1e-12);
 }
 
+TEST_F(InferenceTest, ATimeScaleStretchesEveryPartOfAnIteration) {
+  // time_scale 1.1 (serve's sensitivity): each part of a mixed iteration on 2 GPUs (GEMMs,
+  // attention, elementwise, all-reduces, host time), the per-context decode rate and a lone
+  // prefill take 1.1 times as long; nothing else about the instance changes.
+  const InferenceModel a = make("llama-3.1-8b", "h100-sxm", 2);
+  Instance in = a.instance();
+  InferenceParams slow = a.params();
+  slow.time_scale = 1.1;
+  const InferenceModel b(*catalog_->model("llama-3.1-8b"), in, catalog_->memory_params(),
+                         catalog_->train_params(), slow);
+  ASSERT_TRUE(a.feasible() && b.feasible());
+  BatchShape mix;
+  mix.prefill_tokens = 512;
+  mix.prefill_keys = 512.0 * 256.5;
+  mix.decodes = 64;
+  mix.decode_context = 64.0 * 1000;
+  mix.logits = 65;
+  const IterationTime x = a.iteration(mix);
+  const IterationTime y = b.iteration(mix);
+  EXPECT_NEAR(y.matmul.si(), 1.1 * x.matmul.si(), 1e-15);
+  EXPECT_NEAR(y.attention.si(), 1.1 * x.attention.si(), 1e-15);
+  EXPECT_NEAR(y.elementwise.si(), 1.1 * x.elementwise.si(), 1e-15);
+  EXPECT_NEAR(y.tp_comm.si(), 1.1 * x.tp_comm.si(), 1e-15);
+  EXPECT_NEAR(y.overhead.si(), 1.1 * x.overhead.si(), 1e-15);
+  EXPECT_GT(x.tp_comm.si(), 0);
+  EXPECT_NEAR(b.decode_context_seconds(), 1.1 * a.decode_context_seconds(), 1e-20);
+  EXPECT_NEAR(b.prefill_alone(2000).si(), 1.1 * a.prefill_alone(2000).si(), 1e-12);
+  EXPECT_EQ(b.kv_tokens(), a.kv_tokens());
+  EXPECT_EQ(b.chunk_tokens(), a.chunk_tokens());
+}
+
 TEST_F(InferenceTest, ElementwiseKernelsMoveWhatATokenWritesTheFittedPasses) {
   // Llama 3.1 8B (h 4096, 32 heads and 8 KV heads of 128, gated MLP of 14336, 32 layers) on one
   // GPU: a token writes two norm outputs and two residual sums (4h), Q, K, V and the attention

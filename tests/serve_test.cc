@@ -50,6 +50,39 @@ TEST(ServeTest, TriesPowersOfTwoUpToTheNodeAndPicksTheMostPerGpu) {
   EXPECT_FALSE(a.fleet.has_value());  // no target
 }
 
+TEST(ServeTest, ALoadedRunShowsWhatASlowerEngineWouldDoToItsLatency) {
+  // params/inference.toml: speed_uncertainty 0.10, every iteration 1.1 times longer. tp 1,
+  // no objective: the best shape's offline ceiling C; a slower engine's is C / 1.1.
+  const Catalog& c = shipped_catalog();
+  ASSERT_DOUBLE_EQ(c.inference_params().speed_uncertainty, 0.10);
+  ServeJob j = h100_job();
+  j.tp = 1;
+  j.slo = Slo{};
+  j.simulate_load = false;
+  const ServeAnswer base = answer("llama-3.1-8b", j);
+  ASSERT_NE(base.best_option(), nullptr);
+  const double ceiling = offline_ceiling(*base.best_option(), 1);
+  j.simulate_load = true;
+  // At 60 % of the ceiling both run; the slower engine's queue is longer and its latencies
+  // higher, by more than 10 % in TPOT (a larger batch per slower iteration).
+  j.workload.rate_per_s = 0.6 * ceiling;
+  const ServeAnswer a = answer("llama-3.1-8b", j);
+  ASSERT_TRUE(a.run && a.run_slower);
+  EXPECT_DOUBLE_EQ(a.slower, 1.1);
+  EXPECT_FALSE(a.slower_overload);
+  EXPECT_GT(a.run_slower->tpot.p99, 1.1 * a.run->tpot.p99);
+  EXPECT_GT(a.run_slower->ttft.p99, a.run->ttft.p99);
+  // At 95 % of the ceiling the slower engines' ceiling (91 %) is below the arrivals.
+  j.workload.rate_per_s = 0.95 * ceiling;
+  const ServeAnswer near = answer("llama-3.1-8b", j);
+  EXPECT_FALSE(near.run_overload);
+  EXPECT_TRUE(near.slower_overload);
+  EXPECT_FALSE(near.run_slower.has_value());
+  // Every request queued at once is no load to be sensitive at.
+  j.workload.rate_per_s = 0;
+  EXPECT_EQ(answer("llama-3.1-8b", j).slower, 0);
+}
+
 TEST(ServeTest, AFleetIsTheTargetOverWhatOneReplicaHoldsEachSimulatedAtItsShare) {
   ServeJob j = h100_job();
   j.workload.users = 1000;

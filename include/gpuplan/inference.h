@@ -114,6 +114,8 @@ class InferenceModel {
   double decode_context_seconds() const;
 
  private:
+  double unscaled_context_seconds() const;  // decode_context_seconds before time_scale
+
   Why why_ = Why::kNone;
   Text reason_;
   Instance instance_;

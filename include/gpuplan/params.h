@@ -78,6 +78,12 @@ struct InferenceParams {
                                    // serving engine's GEMM and attention kernels reach loaded
   double elementwise_traffic = 0;  // passes over the bytes of the tensors a token writes
                                    // (fitted: engines fuse some of those kernels)
+  // Every iteration takes this times its modelled time: 1, or 1 + speed_uncertainty for the
+  // sensitivity serve reports beside a loaded run.
+  double time_scale = 1.0;
+  // How far the modelled engine speed may be off, as a share: the serving model's typical error
+  // out of sample (params/inference.toml).
+  double speed_uncertainty = 0;
 };
 
 }  // namespace gpuplan

@@ -159,6 +159,14 @@ struct ServeAnswer {
   // `run`'s Poisson arrivals exceed what its replicas complete with every request queued (as a
   // sweep's SweepPoint::overload): its queue and TTFT grow as long as the run lasts.
   bool run_overload = false;
+  // The sensitivity of a loaded `run` (Poisson or closed loop, continuous batching) to the
+  // serving model's own error: the same load on the same replicas with every iteration
+  // `slower` times longer (1 + InferenceParams::speed_uncertainty). Near capacity a small error
+  // in speed is a large one in latency, which this shows. `slower_overload`: the slower engines'
+  // ceiling is below the arrivals (Poisson), and `run_slower` is not simulated.
+  double slower = 0;
+  std::optional<ServingResult> run_slower;
+  bool slower_overload = false;
 
   const ServeOption* best_option() const {
     return best < 0 ? nullptr : &options[static_cast<size_t>(best)];

@@ -115,6 +115,43 @@ void print_result(const ServingResult& r, Lang lang) {
                                    : ""));
 }
 
+// The loaded run again on engines ServeAnswer::slower times slower: what the model's own error
+// in speed would do to the latencies at this load.
+void print_sensitivity(const ServeReport& r) {
+  const ServeAnswer& a = r.answer;
+  const Lang lang = r.lang;
+  if (a.slower <= 0) {
+    return;
+  }
+  const double pct = (a.slower - 1.0) * 100.0;
+  if (a.slower_overload) {
+    emit("{}",
+         say(lang,
+             "  if slower   were every iteration {:.0f} % slower than modelled (the model's "
+             "typical error out of sample), the replicas would complete {} requests/s at most, "
+             "fewer than arrive: the queue would grow without bound\n",
+             "  mais lento  se cada iteração fosse {:.0f} % mais lenta que o modelo (o erro "
+             "típico dele fora da amostra), as réplicas concluiriam no máximo {} requisições/s, "
+             "menos do que chegam: a fila cresceria sem limite\n",
+             pct,
+             number(offline_ceiling(*a.best_option(), r.job.setup.replicas) / a.slower, 2, lang)));
+    return;
+  }
+  if (!a.run_slower) {
+    return;
+  }
+  const ServingResult& s = *a.run_slower;
+  emit("{}", say(lang,
+                 "  if slower   were every iteration {:.0f} % slower than modelled (the model's "
+                 "typical error out of sample): TTFT p99 {}, TPOT p99 {}, E2E p99 {}, mean batch "
+                 "{}\n",
+                 "  mais lento  se cada iteração fosse {:.0f} % mais lenta que o modelo (o erro "
+                 "típico dele fora da amostra): TTFT p99 {}, TPOT p99 {}, E2E p99 {}, lote médio "
+                 "{}\n",
+                 pct, ms(s.ttft.p99, lang), ms(s.tpot.p99, lang),
+                 duration_text(Seconds(s.e2e.p99), lang), number(s.mean_batch, 1, lang)));
+}
+
 // The sweep as a table for people (Lang) and the note on its overloaded loads.
 Table sweep_table(const ServeReport& r) {
   const Lang lang = r.lang;
@@ -600,6 +637,14 @@ void write_best(JsonWriter& j, const ServeReport& r) {
   if (a.run) {
     write_result(j, "simulation", *a.run);
     j.field("simulation_overload", a.run_overload);
+    if (a.slower > 0) {
+      j.key("sensitivity").begin_object().field("time_scale", a.slower);
+      j.field("overload", a.slower_overload);
+      if (a.run_slower) {
+        write_result(j, "simulation", *a.run_slower);
+      }
+      j.end_object();
+    }
   }
   if (!a.sweep.empty()) {
     write_sweep(j, r);
@@ -834,6 +879,7 @@ void print_serve_text(const ServeReport& r) {
                met ? std::string(tr(lang, "met", "cumprido"))
                    : tr(lang, "missed, ", "perdido, ") + why.in(lang)));
     }
+    print_sensitivity(r);
   }
   if (!a.sweep.empty()) {
     print_sweep(r);
