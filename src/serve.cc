@@ -53,10 +53,10 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
   return o;
 }
 
-// See ServeFleet.
-ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
+// See ServeFleet: replicas of `m` from `start` up, `gpus` each.
+ServeFleet size_fleet(const InferenceModel& m, int64_t gpus, int64_t start, const ServeJob& job) {
   ServeFleet f;
-  f.replicas = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(job.target / b.amount)));
+  f.replicas = start;
   for (int tries = 0; tries < 8; ++tries) {
     Workload share = job.workload;
     if (job.closed()) {
@@ -68,7 +68,7 @@ ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
     }
     ServingSetup one = job.setup;
     one.replicas = 1;
-    SettledResult settled = simulate_settled(*b.model, share, one, kFleetRun);
+    SettledResult settled = simulate_settled(m, share, one, kFleetRun);
     f.result = std::move(settled.result);
     f.settled = settled.settled;
     f.met = meets_slo(f.result, job.slo);
@@ -77,7 +77,7 @@ ServeFleet size_fleet(const ServeOption& b, const ServeJob& job) {
     }
     ++f.replicas;
   }
-  f.gpus = f.replicas * b.gpus;
+  f.gpus = f.replicas * gpus;
   f.output_tokens_per_s = f.result.output_tokens_per_s * static_cast<double>(f.replicas);
   return f;
 }
@@ -470,7 +470,18 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
     }
   }
   if (job.target > 0) {
-    a.fleet = size_fleet(*best, job);
+    const int64_t start =
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(job.target / best->amount)));
+    a.fleet = size_fleet(*best->model, best->gpus, start, job);
+    if (ip.speed_uncertainty > 0 && a.fleet->met) {
+      // The same target on engines speed_uncertainty slower, from the fleet up (see run_slower).
+      InferenceParams slow = best->model->params();
+      slow.time_scale = 1.0 + ip.speed_uncertainty;
+      const InferenceModel m(model, best->model->instance(), mp, tp, slow);
+      const ServeFleet s = size_fleet(m, best->gpus, a.fleet->replicas, job);
+      a.fleet->replicas_if_slower = s.met ? s.replicas : 0;
+      a.fleet->slower = slow.time_scale;
+    }
   }
   if (!job.sweep.empty()) {
     a.sweep = sweep(*best, job);

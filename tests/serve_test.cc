@@ -104,6 +104,11 @@ TEST(ServeTest, AFleetIsTheTargetOverWhatOneReplicaHoldsEachSimulatedAtItsShare)
   EXPECT_DOUBLE_EQ(f.output_tokens_per_s,
                    f.result.output_tokens_per_s * static_cast<double>(f.replicas));
   EXPECT_TRUE(f.settled);
+  // On engines 10 % slower (speed_uncertainty) the same target needs at least as many
+  // replicas, grown from these; a replica's share of 1,000 users then meets the objective.
+  EXPECT_DOUBLE_EQ(f.slower, 1.1);
+  EXPECT_GE(f.replicas_if_slower, f.replicas);
+  EXPECT_LE(f.replicas_if_slower, f.replicas + 8);
   // The searches measure steady states of their own length (kSearchRun, kFleetRun), so the
   // workload's request count (`--requests`, the run a user asked to see) moves neither the
   // capacity nor the fleet: the same at 600 and at 20,000 requests, closed loop and open.

@@ -77,6 +77,11 @@ struct ServeFleet {
   bool settled = true;   // false: the steady state's cap came first
   bool met = false;
   double output_tokens_per_s = 0;  // the fleet's: replicas x one replica's
+  // The replicas the same target needs on engines 1 + speed_uncertainty times slower (as
+  // ServeAnswer::run_slower), grown from `replicas`; 0 when the fleet is not met, or not
+  // even eight more replicas meet it then.
+  int64_t replicas_if_slower = 0;
+  double slower = 0;  // 1 + speed_uncertainty, when replicas_if_slower was sought; else 0
 };
 
 // One point of the load curve: one instance of the best shape at `load` requests/s (open loop)

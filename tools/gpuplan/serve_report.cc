@@ -658,7 +658,8 @@ void write_best(JsonWriter& j, const ServeReport& r) {
         .field(closed ? "users_per_replica" : "requests_per_s_per_replica", a.fleet->share)
         .field("output_tokens_per_s", a.fleet->output_tokens_per_s)
         .field("meets_objective", a.fleet->met)
-        .field("settled", a.fleet->settled);
+        .field("settled", a.fleet->settled)
+        .field("replicas_if_slower", a.fleet->replicas_if_slower);
     write_result(j, "replica_simulation", a.fleet->result);
     j.end_object();
   }
@@ -917,6 +918,24 @@ void print_serve_text(const ServeReport& r) {
                      number(kFleetRun.tolerance * 100, 0, lang)));
     }
     print_result(f.result, lang);
+    if (f.slower > 0) {
+      const double pct = (f.slower - 1.0) * 100.0;
+      if (f.replicas_if_slower > 0) {
+        emit("{}", say(lang,
+                       "  were every iteration {:.0f} % slower than modelled (the model's typical "
+                       "error out of sample), {} replicas ({} GPUs) would meet it\n",
+                       "  se cada iteração fosse {:.0f} % mais lenta que o modelo (o erro típico "
+                       "dele fora da amostra), {} réplicas ({} GPUs) o cumpririam\n",
+                       pct, f.replicas_if_slower, f.replicas_if_slower * best->gpus));
+      } else {
+        emit("{}", say(lang,
+                       "  were every iteration {:.0f} % slower than modelled, not even {} "
+                       "replicas would meet it\n",
+                       "  se cada iteração fosse {:.0f} % mais lenta que o modelo, nem {} réplicas "
+                       "o cumpririam\n",
+                       pct, f.replicas + 8));
+      }
+    }
   }
   if (a.disaggregated) {
     print_disaggregation(r);
