@@ -54,12 +54,12 @@ TEST(EngineTest, LimitsFollowTheGpusMemoryAsEachEngineSetsThem) {
   // LMDeploy goes by the card's name (lmdeploy/utils.py get_max_batch_size): 384 sequences on
   // any A100, 1,024 on H100 and H200, 128 on every other card, however much memory it has
   // (L40S 45 GiB, B200 179.1 GiB); 8,192 tokens and 64-token blocks everywhere.
-  EXPECT_EQ(on("lmdeploy", "a100-sxm-40gb").inference.max_batch, 384);
-  EXPECT_EQ(on("lmdeploy", "a100-pcie-80gb").inference.max_batch, 384);
-  EXPECT_EQ(on("lmdeploy", "h100-pcie").inference.max_batch, 1024);
-  EXPECT_EQ(on("lmdeploy", "h200-sxm").inference.max_batch, 1024);
-  EXPECT_EQ(on("lmdeploy", "l40s").inference.max_batch, 128);
-  EXPECT_EQ(on("lmdeploy", "b200").inference.max_batch, 128);
+  for (const auto& [gpu, batch] :
+       {std::pair{"a100-sxm-40gb", 384}, std::pair{"a100-pcie-80gb", 384},
+        std::pair{"h100-pcie", 1024}, std::pair{"h200-sxm", 1024}, std::pair{"l40s", 128},
+        std::pair{"b200", 128}}) {
+    EXPECT_EQ(on("lmdeploy", gpu).inference.max_batch, batch) << gpu;
+  }
   EXPECT_EQ(on("lmdeploy", "b200").memory.inference_chunk_tokens, 8192);
   EXPECT_EQ(on("lmdeploy", "h100-sxm").inference.kv_block_tokens, 64);
   EXPECT_EQ(on("lmdeploy", "h100-sxm").kv_policy, KvPolicy::kPaged);
