@@ -292,6 +292,8 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   best.nodes = nodes;
   best.gpus = f.gpus;
   best.replicas = f.replicas;
+  best.replicas_if_slower = f.replicas_if_slower;
+  best.gpus_per_replica = b->gpus;
   best.batch_per_replica = job.users > 0 ? static_cast<int64_t>(f.share) : 0;
   best.tpot = Seconds(f.result.tpot.p99);
   best.tokens_per_s = f.output_tokens_per_s;
@@ -704,6 +706,32 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
          "frota são distribuídos pelos locais onde os dados podem ficar, e perder um local perde "
          "só a sua parte; quantos servidores um local tem livres não é público: confirme com o "
          "provedor"});
+  }
+  // Serving: what the winner would need were the model's speed off by its typical error.
+  if (!plan.ranked.empty() && plan.ranked.front().replicas > 0) {
+    const PlanCandidate& w = plan.ranked.front();
+    const double pct = catalog.inference_params().speed_uncertainty * 100;
+    if (w.replicas_if_slower > 0) {
+      plan.notes.push_back(
+          {fmt::format("sensitivity: were every iteration {:.0f} % slower than modelled (the "
+                       "serving model's typical error out of sample), {} would need {} replicas "
+                       "({} GPUs) instead of {}",
+                       pct, w.offer->id, w.replicas_if_slower,
+                       w.replicas_if_slower * w.gpus_per_replica, w.replicas),
+           fmt::format("sensibilidade: se cada iteração fosse {:.0f} % mais lenta que o modelo "
+                       "(o erro típico do modelo de serviço fora da amostra), {} precisaria de {} "
+                       "réplicas ({} GPUs) em vez de {}",
+                       pct, w.offer->id, w.replicas_if_slower,
+                       w.replicas_if_slower * w.gpus_per_replica, w.replicas)});
+    } else if (pct > 0) {
+      plan.notes.push_back(
+          {fmt::format("sensitivity: were every iteration {:.0f} % slower than modelled, not "
+                       "even {} replicas of {} would meet the target",
+                       pct, w.replicas + 8, w.offer->id),
+           fmt::format("sensibilidade: se cada iteração fosse {:.0f} % mais lenta que o modelo, "
+                       "nem {} réplicas de {} cumpririam a meta",
+                       pct, w.replicas + 8, w.offer->id)});
+    }
   }
   // What the training model leaves out for this model (training_caveats), said once.
   for (const PlanCandidate& p : plan.ranked) {

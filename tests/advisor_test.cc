@@ -1,7 +1,9 @@
 #include "gpuplan/advisor.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "gpuplan/format.h"
@@ -100,6 +102,18 @@ TEST_F(AdvisorTest, ARequestRateIsServedAsPoissonArrivalsSharedByTheReplicas) {
   // requests still in flight when the simulation ends.
   EXPECT_LE(c.tokens_per_s, 20.0 * 200 * 1.05);
   EXPECT_GT(c.tokens_per_s, 20.0 * 200 * 0.8);
+  // The winner's fleet on engines 10 % slower (speed_uncertainty): at least as many replicas
+  // of the same shape, said in a note.
+  EXPECT_GE(c.replicas_if_slower, c.replicas);
+  EXPECT_EQ(c.gpus_per_replica * c.replicas, c.gpus);
+  const auto note = std::find_if(p.notes.begin(), p.notes.end(), [](const Text& t) {
+    return t.en.rfind("sensitivity: were every iteration 10 % slower", 0) == 0;
+  });
+  ASSERT_NE(note, p.notes.end());
+  EXPECT_NE(
+      note->en.find(fmt::format("aws-p5.48xlarge would need {} replicas", c.replicas_if_slower)),
+      std::string::npos)
+      << note->en;
 }
 
 TEST_F(AdvisorTest, ConvertsPricesWithTheExchangeRate) {

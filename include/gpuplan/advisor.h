@@ -81,7 +81,11 @@ struct PlanCandidate {
   std::optional<Money> hourly;    // price of the whole allocation per hour
   double energy_joules = 0;       // at TDP
   std::optional<TrainEstimate> training;
-  int64_t replicas = 0;           // serving
+  int64_t replicas = 0;  // serving
+  // Serving: the replicas on engines 1 + speed_uncertainty times slower than modelled
+  // (ServeFleet::replicas_if_slower); 0 when not even eight more would do.
+  int64_t replicas_if_slower = 0;
+  int64_t gpus_per_replica = 0;
   int64_t batch_per_replica = 0;  // serving: users per replica (0 for a request rate)
   Seconds tpot;                   // serving: p99 time per output token
   // Serving: the fleet's nodes spread over the offer's sites the residency allows, in catalog

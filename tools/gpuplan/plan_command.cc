@@ -147,6 +147,7 @@ void print_json(const PlanJob& job, const Plan& plan) {
       } else {
         w.field("layout", p.layout.en)
             .field("replicas", p.replicas)
+            .field("replicas_if_slower", p.replicas_if_slower)
             .field("users_per_replica", p.batch_per_replica);
         w.key("sites").begin_array();
         for (const SiteNodes& s : p.sites)
