@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <filesystem>
 
@@ -228,19 +227,13 @@ Result<const EngineProfile*> Catalog::engine(std::string_view id) const {
   }
   // A name people use for an engine ("trt", "TRT-LLM", "lmdeploy 0.6") suggests that engine
   // before an id that is merely spelled alike.
-  const auto starts = [](std::string_view text, std::string_view prefix) {
-    return text.size() >= prefix.size() &&
-           std::equal(prefix.begin(), prefix.end(), text.begin(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) ==
-                    std::tolower(static_cast<unsigned char>(b));
-           });
-  };
   for (const EngineProfile& p : engines_) {
     // Three letters at least before an alias's beginning says which engine ("t" would not).
     const bool named =
-        p.names(id) ||
-        (id.size() >= 3 && std::any_of(p.aliases.begin(), p.aliases.end(),
-                                       [&](const std::string& a) { return starts(a, id); }));
+        p.names(id) || (id.size() >= 3 &&
+                        std::any_of(p.aliases.begin(), p.aliases.end(), [&](const std::string& a) {
+                          return starts_with_any_case(a, id);
+                        }));
     if (named) {
       e.error().hint = fmt::format("did you mean '{}'? (gpuplan catalog list engines)", p.id);
       return e;
@@ -266,10 +259,9 @@ Result<Software> Catalog::software(std::string_view spec) const {
   if (!f) {
     // As publications write it: "Megatron-LM", "NeMo", "LLM Foundry" name megatron-lm, nemo and
     // llm-foundry.
-    std::string normal(id);
-    std::transform(normal.begin(), normal.end(), normal.begin(), [](unsigned char c) {
-      return c == ' ' || c == '_' ? '-' : static_cast<char>(std::tolower(c));
-    });
+    std::string normal = lowercase(id);
+    std::replace_if(
+        normal.begin(), normal.end(), [](char c) { return c == ' ' || c == '_'; }, '-');
     if (Result<const Framework*> g = framework(normal)) {
       f = g;
     }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <string>
 #include <vector>
 
@@ -15,15 +14,8 @@
 namespace gpuplan {
 
 bool EngineProfile::names(std::string_view published) const {
-  auto lower = [](std::string_view s) {
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-  };
-  const std::string text = lower(published);
   return std::any_of(aliases.begin(), aliases.end(),
-                     [&](const std::string& a) { return text.starts_with(lower(a)); });
+                     [&](const std::string& a) { return starts_with_any_case(published, a); });
 }
 
 namespace {

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <string>
 #include <utility>
 
 #include "gpuplan/hardware.h"
 #include "gpuplan/memory.h"
+#include "gpuplan/suggest.h"
 #include "name_table.h"
 
 namespace gpuplan {
@@ -69,9 +69,7 @@ Result<Precision> parse_precision(std::string_view name) {
       std::pair{Precision::kInt8, std::string_view("w8a8")},
       std::pair{Precision::kFp4, std::string_view("nvfp4")},
   };
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = lowercase(name);
   for (const auto& [p, alias] : kAliases) {
     if (lower == alias) {
       return p;

@@ -66,4 +66,15 @@ std::string suggestion_hint(std::string_view word, const std::vector<std::string
   return fmt::format("expected one of: {}", fmt::join(candidates, ", "));
 }
 
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool starts_with_any_case(std::string_view text, std::string_view prefix) {
+  return lowercase(text).starts_with(lowercase(prefix));
+}
+
 }  // namespace gpuplan

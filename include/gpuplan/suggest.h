@@ -16,6 +16,11 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 // "did you mean 'x'?" when a close candidate exists, else "expected one of: a, b, c".
 std::string suggestion_hint(std::string_view word, const std::vector<std::string>& candidates);
 
+// Names as people write them: `text` in ASCII lower case, and whether `text` begins with
+// `prefix` in any case ("TensorRT-LLM 0.14" with "tensorrt-llm").
+std::string lowercase(std::string_view text);
+bool starts_with_any_case(std::string_view text, std::string_view prefix);
+
 }  // namespace gpuplan
 
 #endif  // GPUPLAN_SUGGEST_H_
