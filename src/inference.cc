@@ -28,9 +28,9 @@ std::optional<double> gemm_rate_of(const Gpu& gpu, Precision p) {
 
 // InferenceParams::prefill_budget_peak_second: the tokens `gpus` GPUs pass forward through the
 // layers' matrices (2 FLOPs per active weight) in one second at their 16-bit dense peak, at
-// most the model's context; a budget under 100 tokens is not taken (TGI falls back to 4,096).
-int64_t peak_second_tokens(const Model& m, const Gpu& gpu, int64_t gpus) {
-  constexpr int64_t kFallback = 4096;
+// most the model's context; a budget of 100 tokens or fewer is not taken (TGI's launcher
+// ignores such a figure as a miscount) and `fallback`, the engine's own, stands.
+int64_t peak_second_tokens(const Model& m, const Gpu& gpu, int64_t gpus, int64_t fallback) {
   const std::optional<FlopsPerSecond> peak = gpu.peak_for(Precision::kBf16)
                                                  ? gpu.peak_for(Precision::kBf16)
                                                  : gpu.peak_for(Precision::kFp16);
@@ -40,11 +40,11 @@ int64_t peak_second_tokens(const Model& m, const Gpu& gpu, int64_t gpus) {
         2.0 * static_cast<double>(layer_parameters(m, s.first).active_matmul * s.count);
   }
   if (!peak || flops_per_token <= 0) {
-    return kFallback;
+    return fallback;
   }
   const double tokens = peak->si() * static_cast<double>(gpus) / flops_per_token;
   if (tokens <= 100) {
-    return kFallback;
+    return fallback;
   }
   const double most = m.max_positions > 0 ? static_cast<double>(m.max_positions) : tokens;
   return static_cast<int64_t>(std::min(tokens, most));
@@ -105,7 +105,7 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   }
   MemoryParams memory = mp;
   if (ip.prefill_budget_peak_second) {
-    chunk_tokens_ = peak_second_tokens(m, gpu, in.gpus());
+    chunk_tokens_ = peak_second_tokens(m, gpu, in.gpus(), mp.inference_chunk_tokens);
     memory.inference_chunk_tokens = chunk_tokens_;
   }
   MemoryJob mj;
