@@ -88,22 +88,19 @@ Result<bool> check_references(const Catalog& c) {
   }
   // A tier or budget rule that names a GPU the catalog lacks would silently never apply.
   for (const EngineProfile& e : c.engines()) {
-    for (const std::string& id : e.peak_second_gpus) {
-      Result<const Gpu*> g = c.gpu(id);
-      if (!g) {
-        return fail(e.file, fmt::format("prefill_budget_peak_second_gpus: {}", g.error().what),
-                    g.error().hint);
-      }
-    }
-    for (const EngineTier& t : e.tiers) {
-      for (const auto* ids : {&t.gpus, &t.except_gpus}) {
-        for (const std::string& id : *ids) {
-          Result<const Gpu*> g = c.gpu(id);
-          if (!g) {
-            return fail(e.file, fmt::format("tier: {}", g.error().what), g.error().hint);
-          }
+    auto known = [&](const std::vector<std::string>& ids, const char* key) -> Result<bool> {
+      for (const std::string& id : ids) {
+        Result<const Gpu*> g = c.gpu(id);
+        if (!g) {
+          return fail(e.file, fmt::format("{}: {}", key, g.error().what), g.error().hint);
         }
       }
+      return true;
+    };
+    GPUPLAN_RETURN_IF_ERROR(known(e.peak_second_gpus, "prefill_budget_peak_second_gpus"));
+    for (const EngineTier& t : e.tiers) {
+      GPUPLAN_RETURN_IF_ERROR(known(t.gpus, "tier"));
+      GPUPLAN_RETURN_IF_ERROR(known(t.except_gpus, "tier"));
     }
   }
   return true;

@@ -25,6 +25,11 @@ constexpr std::array kKvPolicies = {
     std::pair{KvPolicy::kPaged, std::string_view("paged")},
 };
 
+// Whether a profile's list of catalog GPU ids names `gpu`.
+bool lists(const std::vector<std::string>& ids, const Gpu& gpu) {
+  return std::find(ids.begin(), ids.end(), gpu.id) != ids.end();
+}
+
 EngineSettings apply(const EngineProfile& e, int64_t max_batch, int64_t max_tokens,
                      bool peak_second, InferenceParams inference, MemoryParams memory) {
   EngineSettings s;
@@ -49,11 +54,8 @@ EngineSettings apply(const EngineProfile& e, int64_t max_batch, int64_t max_toke
 }  // namespace
 
 bool EngineTier::applies(const Gpu& gpu) const {
-  const auto listed = [&](const std::vector<std::string>& ids) {
-    return std::find(ids.begin(), ids.end(), gpu.id) != ids.end();
-  };
-  return gpu.memory_usable.si() >= min_memory.si() && !listed(except_gpus) &&
-         (gpus.empty() || listed(gpus));
+  return gpu.memory_usable.si() >= min_memory.si() && !lists(except_gpus, gpu) &&
+         (gpus.empty() || lists(gpus, gpu));
 }
 
 EngineSettings engine_settings(const EngineProfile& e, const Gpu& gpu, InferenceParams inference,
@@ -66,9 +68,8 @@ EngineSettings engine_settings(const EngineProfile& e, const Gpu& gpu, Inference
       max_tokens = t.max_tokens;
     }
   }
-  const bool peak_second = std::find(e.peak_second_gpus.begin(), e.peak_second_gpus.end(),
-                                     gpu.id) != e.peak_second_gpus.end();
-  return apply(e, max_batch, max_tokens, peak_second, std::move(inference), memory);
+  return apply(e, max_batch, max_tokens, lists(e.peak_second_gpus, gpu), std::move(inference),
+               memory);
 }
 
 EngineSettings engine_defaults(const EngineProfile& e, InferenceParams inference,

@@ -441,6 +441,18 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
     return a;
   }
   a.chunk_tokens = best->model->chunk_tokens();  // an engine may size it by the instance
+  // The best shape on engines speed_uncertainty slower (InferenceParams::time_scale), built once
+  // for the run's and the fleet's sensitivity.
+  const double slower = 1.0 + ip.speed_uncertainty;
+  std::optional<InferenceModel> slow_model;
+  auto slow = [&]() -> const InferenceModel& {
+    if (!slow_model) {
+      InferenceParams p = best->model->params();
+      p.time_scale = slower;
+      slow_model.emplace(model, best->model->instance(), mp, tp, p);
+    }
+    return *slow_model;
+  };
   if (job.simulate_load) {
     Workload w = job.workload;
     if (job.closed()) {
@@ -458,14 +470,11 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
                         job.setup.batching == Batching::kContinuous && !a.run_overload;
     if (loaded && ip.speed_uncertainty > 0 && a.run->feasible) {
       // Every iteration slower by the same factor: the offline ceiling falls by exactly it.
-      a.slower = 1.0 + ip.speed_uncertainty;
+      a.slower = slower;
       a.slower_overload =
-          !job.closed() && w.rate_per_s > offline_ceiling(*best, job.setup.replicas) / a.slower;
+          !job.closed() && w.rate_per_s > offline_ceiling(*best, job.setup.replicas) / slower;
       if (!a.slower_overload) {
-        InferenceParams slow = best->model->params();
-        slow.time_scale = a.slower;
-        const InferenceModel m(model, best->model->instance(), mp, tp, slow);
-        a.run_slower = simulate_serving(m, w, job.setup);
+        a.run_slower = simulate_serving(slow(), w, job.setup);
       }
     }
   }
@@ -474,13 +483,10 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
         std::max<int64_t>(1, static_cast<int64_t>(std::ceil(job.target / best->amount)));
     a.fleet = size_fleet(*best->model, best->gpus, start, job);
     if (ip.speed_uncertainty > 0 && a.fleet->met) {
-      // The same target on engines speed_uncertainty slower, from the fleet up (see run_slower).
-      InferenceParams slow = best->model->params();
-      slow.time_scale = 1.0 + ip.speed_uncertainty;
-      const InferenceModel m(model, best->model->instance(), mp, tp, slow);
-      const ServeFleet s = size_fleet(m, best->gpus, a.fleet->replicas, job);
+      // The same target on the slower engines, from the fleet up (see run_slower).
+      const ServeFleet s = size_fleet(slow(), best->gpus, a.fleet->replicas, job);
       a.fleet->replicas_if_slower = s.met ? s.replicas : 0;
-      a.fleet->slower = slow.time_scale;
+      a.fleet->slower = slower;
     }
   }
   if (!job.sweep.empty()) {
