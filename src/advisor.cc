@@ -727,10 +727,10 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
       plan.notes.push_back(
           {fmt::format("sensitivity: were every iteration {:.0f} % slower than modelled, not "
                        "even {} replicas of {} would meet the target",
-                       pct, w.replicas + 8, w.offer->id),
+                       pct, w.replicas + kFleetTries - 1, w.offer->id),
            fmt::format("sensibilidade: se cada iteração fosse {:.0f} % mais lenta que o modelo, "
                        "nem {} réplicas de {} cumpririam a meta",
-                       pct, w.replicas + 8, w.offer->id)});
+                       pct, w.replicas + kFleetTries - 1, w.offer->id)});
     }
   }
   // What the training model leaves out for this model (training_caveats), said once.

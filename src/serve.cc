@@ -57,7 +57,7 @@ ServeOption evaluate_shape(const Model& model, const ServeJob& job, int64_t tp, 
 ServeFleet size_fleet(const InferenceModel& m, int64_t gpus, int64_t start, const ServeJob& job) {
   ServeFleet f;
   f.replicas = start;
-  for (int tries = 0; tries < 8; ++tries) {
+  for (int64_t tries = 1;; ++tries) {
     Workload share = job.workload;
     if (job.closed()) {
       share.users = static_cast<int64_t>(std::ceil(job.target / static_cast<double>(f.replicas)));
@@ -72,8 +72,8 @@ ServeFleet size_fleet(const InferenceModel& m, int64_t gpus, int64_t start, cons
     f.result = std::move(settled.result);
     f.settled = settled.settled;
     f.met = meets_slo(f.result, job.slo);
-    if (f.met) {
-      break;
+    if (f.met || tries == kFleetTries) {
+      break;  // a fleet that misses keeps the last size it simulated
     }
     ++f.replicas;
   }

@@ -83,6 +83,30 @@ TEST(ServeTest, ALoadedRunShowsWhatASlowerEngineWouldDoToItsLatency) {
   EXPECT_EQ(answer("llama-3.1-8b", j).slower, 0);
 }
 
+TEST(ServeTest, AFleetSaysWhenEvenMoreReplicasOfSlowerEnginesWouldMissIt) {
+  // A p99 TPOT bound 1.2 times what one H100 gives at 0.5 requests/s (about the one-sequence
+  // floor F): the fleet meets it, but engines 1.5 times slower take at least 1.5 F per token
+  // however many replicas share the load, so replicas_if_slower is 0 (not even kFleetTries - 1
+  // more replicas meet it).
+  const Catalog& c = shipped_catalog();
+  ServeJob j = h100_job();
+  j.tp = 1;
+  j.slo = Slo{};
+  j.workload.rate_per_s = 0.5;
+  const ServeAnswer light = answer("llama-3.1-8b", j);
+  ASSERT_TRUE(light.run.has_value());
+  j.slo.tpot_p99 = Seconds(1.2 * light.run->tpot.p99);
+  j.target = 4;
+  j.simulate_load = false;
+  InferenceParams ip = c.inference_params();
+  ip.speed_uncertainty = 0.5;
+  const ServeAnswer a = serve(*c.model("llama-3.1-8b"), j, c.memory_params(), c.train_params(), ip);
+  ASSERT_TRUE(a.fleet.has_value());
+  EXPECT_TRUE(a.fleet->met);
+  EXPECT_DOUBLE_EQ(a.fleet->slower, 1.5);
+  EXPECT_EQ(a.fleet->replicas_if_slower, 0);
+}
+
 TEST(ServeTest, AFleetIsTheTargetOverWhatOneReplicaHoldsEachSimulatedAtItsShare) {
   ServeJob j = h100_job();
   j.workload.users = 1000;

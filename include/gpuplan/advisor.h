@@ -83,7 +83,7 @@ struct PlanCandidate {
   std::optional<TrainEstimate> training;
   int64_t replicas = 0;  // serving
   // Serving: the replicas on engines 1 + speed_uncertainty times slower than modelled
-  // (ServeFleet::replicas_if_slower); 0 when not even eight more would do.
+  // (ServeFleet::replicas_if_slower); 0 when not even kFleetTries - 1 more would do.
   int64_t replicas_if_slower = 0;
   int64_t gpus_per_replica = 0;
   int64_t batch_per_replica = 0;  // serving: users per replica (0 for a request rate)

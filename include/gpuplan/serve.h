@@ -22,6 +22,8 @@ namespace gpuplan {
 // How a fleet's replica is measured at its share of the load: runs doubling from 2,000
 // requests (a closed loop: at least 4 per user) until two agree (SteadyState).
 inline constexpr SteadyState kFleetRun{.per_user = 4};
+// A fleet is grown from its first estimate one replica at a time, to at most this many sizes.
+inline constexpr int64_t kFleetTries = 8;
 
 struct ServeJob {
   Instance base;        // GPU, node, network and precisions; tp and pp are each shape's;
@@ -79,7 +81,7 @@ struct ServeFleet {
   double output_tokens_per_s = 0;  // the fleet's: replicas x one replica's
   // The replicas the same target needs on engines 1 + speed_uncertainty times slower (as
   // ServeAnswer::run_slower), grown from `replicas`; 0 when the fleet is not met, or not
-  // even eight more replicas meet it then.
+  // even `replicas` + kFleetTries - 1 meet it then.
   int64_t replicas_if_slower = 0;
   double slower = 0;  // 1 + speed_uncertainty, when replicas_if_slower was sought; else 0
 };

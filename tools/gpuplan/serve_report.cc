@@ -933,7 +933,7 @@ void print_serve_text(const ServeReport& r) {
                        "replicas would meet it\n",
                        "  se cada iteração fosse {:.0f} % mais lenta que o modelo, nem {} réplicas "
                        "o cumpririam\n",
-                       pct, f.replicas + 8));
+                       pct, f.replicas + kFleetTries - 1));
       }
     }
   }
