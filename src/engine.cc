@@ -124,6 +124,8 @@ Result<EngineProfile> load_engine(const std::string& path) {
   if (overhead) {
     e.iteration_overhead = Seconds(*overhead);
   }
+  GPUPLAN_ASSIGN_OR_RETURN(e.benchmark_requests,
+                           r.optional_integer("benchmark_requests", 1, int64_t{10'000'000}));
   if (r.raw("tier") != nullptr) {
     std::vector<TomlReader> tiers;
     GPUPLAN_ASSIGN_OR_RETURN(tiers, r.table_list("tier"));

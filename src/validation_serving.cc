@@ -204,6 +204,17 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   if (out.engine == nullptr) {
     return fail("", fmt::format("no engine profile (data/engines) names '{}'", engine_text));
   }
+  const bool latencies = std::ranges::any_of(out.metrics, [](const ServingMetric& m) {
+    return !m.name.starts_with("output_tokens") && !m.name.starts_with("requests");
+  });
+  if (latencies && !srv->contains("dataset") && setup.batching == Batching::kContinuous &&
+      out.engine->benchmark_requests) {
+    out.benchmark_requests = *out.engine->benchmark_requests;
+    out.layout_note += fmt::format(
+        "{}a run of {} requests, all measured: the length of {}'s serving benchmark (the row "
+        "gives none)",
+        out.layout_note.empty() ? "" : "; ", out.benchmark_requests, out.engine->id);
+  }
   in.gpu = cluster.gpu;
   in.scale_up = cluster.scale_up;
   in.pp = pp;
@@ -264,6 +275,17 @@ std::variant<std::string, RowSimulation> simulate_row(const ServingRow& row, con
   if (!m.feasible()) {
     return Outcome(m.reason().en);
   }
+  if (row.benchmark_requests > 0) {
+    // The benchmark as its client ran it: its requests, each one measured.
+    w.requests = row.benchmark_requests;
+    w.warmup = 0;
+    w.cooldown = 0;
+    sim.result = simulate_serving(m, w, setup);
+    if (!sim.result.feasible) {
+      return Outcome(sim.result.reason.en);
+    }
+    return Outcome(std::move(sim));
+  }
   // Enough requests for the steady state to dominate: a static batch is measured once; an
   // offline run queues eight times what the instances hold at once.
   if (setup.batching == Batching::kStatic) {
@@ -291,10 +313,11 @@ std::variant<std::string, RowSimulation> simulate_row(const ServingRow& row, con
 // the benchmark ran, not how fast the system is. A Poisson load below capacity keeps its queue
 // bounded, however long near capacity, and its TTFT is the steady state's, even where the
 // percentiles converge too slowly to settle within SteadyState's tolerance: only a queue that
-// grows with the run (SettledResult::growing) is the benchmark's length. Returns why not, or ""
-// when the run kept up.
+// grows with the run (SettledResult::growing) is the benchmark's length. A row simulated for its
+// engine's benchmark length (ServingRow::benchmark_requests) has that length, and its TTFT is
+// predicted. Returns why not, or "" when the run kept up or ran for its benchmark's length.
 std::string queueing_problem(const ServingRow& row, const RowSimulation& s) {
-  if (row.setup.batching == Batching::kStatic) {
+  if (row.setup.batching == Batching::kStatic || row.benchmark_requests > 0) {
     return "";
   }
   const double rate = row.workload.rate_per_s;

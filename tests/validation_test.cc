@@ -191,11 +191,12 @@ TEST_F(ValidationTest, InferenceRowsGetOneEntryPerMetric) {
 }
 
 TEST_F(ValidationTest, ATtftIsPredictedWhereTheLoadSettles) {
-  // Llama 3.1 8B on one H100, 467 -> 256 tokens: the saturated engine completes about 35
-  // requests/s (gpuplan serve llama-3.1-8b --gpu h100-sxm --tp 1 --input 467 --output 256).
-  // At 2 requests/s the queue stays short and the runs settle: the TTFT is the steady state's.
-  // At 1,000 requests/s the queue grows as long as the benchmark sends, and offline every
-  // request waits for all before it: neither TTFT is a property of the system.
+  // Llama 3.1 8B on one H100, 467 -> 256 tokens, under TGI, whose profile gives no length of a
+  // serving benchmark: the saturated engine completes some tens of requests/s (gpuplan serve
+  // llama-3.1-8b --gpu h100-sxm --engine tgi --input 467 --output 256). At 2 requests/s the
+  // queue stays short and the runs settle: the TTFT is the steady state's. At 1,000 requests/s
+  // the queue grows as long as the benchmark sends, and offline every request waits for all
+  // before it: with no length, neither TTFT is a property of the system.
   Result<ValidationReport> r = run_validation(fixture("loads.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();
   ASSERT_EQ(r->entries.size(), 3U);
@@ -208,6 +209,41 @@ TEST_F(ValidationTest, ATtftIsPredictedWhereTheLoadSettles) {
   EXPECT_FALSE(r->entries[2].predicted.has_value());
   EXPECT_NE(r->entries[2].reason.find("TTFT of an offline run is queueing time"), std::string::npos)
       << r->entries[2].reason;
+}
+
+TEST_F(ValidationTest, ALatencyUnderLoadIsPredictedForTheEnginesBenchmarkLength) {
+  // The offline row of loads.json measured by TensorRT-LLM's serving benchmark (500 requests,
+  // data/engines/tensorrt-llm.toml) and by vLLM's (benchmark_serving.py, 1,000): each run is
+  // that many requests, every one measured, as the benchmark clients report them.
+  Result<ValidationReport> r = run_validation(fixture("benchmark-length.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->entries.size(), 7U);
+  for (size_t i = 0; i < 6; ++i) {
+    ASSERT_TRUE(r->entries[i].predicted.has_value()) << r->entries[i].reason;
+    ASSERT_TRUE(r->entries[i].serving.has_value());
+  }
+  const ServingResult& trt = *r->entries[0].serving;
+  const ServingResult& vllm = *r->entries[3].serving;
+  EXPECT_EQ(trt.requests, 500);
+  EXPECT_EQ(trt.simulated, 500);
+  EXPECT_EQ(vllm.requests, 1000);
+  EXPECT_EQ(r->entries[0].note,
+            "a run of 500 requests, all measured: the length of tensorrt-llm's serving benchmark "
+            "(the row gives none)");
+  // Measured from the first arrival (t = 0) to the last completion: the tokens/s over the run's
+  // duration are all 500 x 256 output tokens.
+  EXPECT_NEAR(trt.output_tokens_per_s * trt.duration.si(), 500.0 * 256, 1e-6 * 500 * 256);
+  // Entries in key order: itl, output tokens/s, ttft.
+  EXPECT_EQ(r->entries[2].metric, "ttft_ms_mean");
+  EXPECT_NEAR(*r->entries[2].predicted, trt.ttft.mean * 1e3, 1e-9);
+  // Twice the requests queued at once wait behind twice the prompts: the mean TTFT grows with
+  // the benchmark's length (more than 1.5 times, as the second half queues behind the first).
+  EXPECT_GT(vllm.ttft.mean, 1.5 * trt.ttft.mean);
+  // A row that names an MLPerf data set ran LoadGen (at least ten minutes): the steady state,
+  // where an offline TTFT is still the run's length, and is not predicted.
+  EXPECT_FALSE(r->entries[6].predicted.has_value());
+  EXPECT_NE(r->entries[6].reason.find("TTFT of an offline run is queueing time"), std::string::npos)
+      << r->entries[6].reason;
 }
 
 TEST_F(ValidationTest, ARowRunsOnTheEngineItNamesOrIsNotPredicted) {

@@ -65,6 +65,12 @@ struct EngineProfile {
   // Host time per iteration, where published runs of this engine fitted it; absent: the shared
   // fitted value (params/inference.toml), which only TensorRT-LLM rows informed.
   std::optional<Seconds> iteration_overhead;
+  // Requests in a run of the engine's own serving benchmark, where a published result does not
+  // say how many (its client's default, or the count its publisher states for its serving
+  // tables); absent: the engine has no such client. What a run that queues reports depends on
+  // it: the time to first token grows with the requests still waiting, and the batch, hence the
+  // time between tokens, thins as the last of them drain.
+  std::optional<int64_t> benchmark_requests;
   std::string source;
   std::string file;
 
