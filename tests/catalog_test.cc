@@ -78,6 +78,29 @@ TEST(Catalog, AnEngineTierMustNameGpusTheCatalogHas) {
                                      "(gpuplan catalog list gpus)");
 }
 
+TEST(Catalog, AnEnginesBenchmarkLengthIsAtLeastOneRequest) {
+  // The TensorRT-LLM profile with a serving benchmark of 0 requests: no run has that length, so
+  // the catalog does not load, naming the file, line and key.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "gpuplan-catalog-benchmark-test";
+  fs::remove_all(dir);
+  fs::copy(GPUPLAN_DATA_DIR, dir, fs::copy_options::recursive);
+  const fs::path engine = dir / "engines" / "tensorrt-llm.toml";
+  std::ifstream in(engine);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  std::ofstream(engine) << std::regex_replace(text, std::regex("benchmark_requests = 500"),
+                                              "benchmark_requests = 0");
+  Result<Catalog> c = Catalog::load(dir.string());
+  fs::remove_all(dir);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_NE(c.error().message().find("key 'benchmark_requests' = 0 is out of range"),
+            std::string::npos)
+      << c.error().message();
+  EXPECT_NE(c.error().message().find("tensorrt-llm.toml:"), std::string::npos)
+      << c.error().message();
+}
+
 TEST(GpuLoader, ReadsAGoodFile) {
   Result<Gpu> g = detail::load_gpu(fixture("good-gpu.toml"));
   ASSERT_TRUE(g.has_value()) << g.error().message();

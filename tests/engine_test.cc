@@ -36,6 +36,17 @@ TEST(EngineTest, TheCatalogDefaultsAreTheDefaultEnginesAndItsHostTimeIsFitted) {
             c.inference_params().iteration_overhead.si());
 }
 
+TEST(EngineTest, EachEngineGivesItsServingBenchmarksLengthOrNone) {
+  // TensorRT-LLM's serving tables were measured with 500 requests per load (perf-overview.md);
+  // vLLM's benchmark_serving.py, SGLang's bench_serving.py and LMDeploy's profile_restful_api.py
+  // send 1,000 by default; TGI's own benchmark times static batches and gives no such length.
+  EXPECT_EQ(engine("tensorrt-llm").benchmark_requests, 500);
+  EXPECT_EQ(engine("vllm").benchmark_requests, 1000);
+  EXPECT_EQ(engine("sglang").benchmark_requests, 1000);
+  EXPECT_EQ(engine("lmdeploy").benchmark_requests, 1000);
+  EXPECT_FALSE(engine("tgi").benchmark_requests.has_value());
+}
+
 TEST(EngineTest, LimitsFollowTheGpusMemoryAsEachEngineSetsThem) {
   // vLLM: 1,024 sequences and 8,192 tokens from 70 GiB (H100 SXM reports 79.6 GiB), except on
   // A100s; 256 and 2,048 below (L40S, 45 GiB).

@@ -106,8 +106,9 @@ std::string engine_limits(const Catalog& c, const EngineProfile& e) {
 }
 
 void list_engines(const Catalog& c) {
-  Table t({"id", "KV cache", "KV memory", "block", "limits per iteration", "host time"},
-          {false, false, false, true, false, false});
+  Table t(
+      {"id", "KV cache", "KV memory", "block", "limits per iteration", "host time", "benchmark"},
+      {false, false, false, true, false, false, true});
   for (const EngineProfile& e : c.engines()) {
     t.add({e.id, std::string(kv_policy_name(e.kv_policy)),
            fmt::format("{:.0f} % of {}", e.kv_memory_fraction * 100,
@@ -115,12 +116,14 @@ void list_engines(const Catalog& c) {
            fmt::format("{}", e.kv_block_tokens), engine_limits(c, e),
            engine_defaults(e, c.inference_params(), c.memory_params()).host_time_fitted
                ? "fitted"
-               : "shared (not fitted)"});
+               : "shared (not fitted)",
+           e.benchmark_requests ? fmt::format("{} requests", *e.benchmark_requests) : "-"});
   }
   emit("{}", t.str());
   emit(
       "serve --engine ID and plan --engine ID apply one; a validation row's engine text picks "
-      "its own\n");
+      "its own. benchmark: the requests of the engine's own serving benchmark, which validate "
+      "runs a row of latencies under load for\n");
 }
 
 void write_engine_json(JsonWriter& w, const EngineProfile& e) {
@@ -158,6 +161,11 @@ void write_engine_json(JsonWriter& w, const EngineProfile& e) {
     w.field("iteration_overhead_s", e.iteration_overhead->si());
   } else {
     w.key("iteration_overhead_s").null();
+  }
+  if (e.benchmark_requests) {
+    w.field("benchmark_requests", *e.benchmark_requests);
+  } else {
+    w.key("benchmark_requests").null();
   }
   w.field("source", e.source).field("file", e.file).end_object();
 }
