@@ -204,11 +204,15 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   if (out.engine == nullptr) {
     return fail("", fmt::format("no engine profile (data/engines) names '{}'", engine_text));
   }
+  // A serving client measured the row: it sent Poisson arrivals, or it timed latencies with
+  // every request queued at once. A throughput table with nothing queued but throughput comes
+  // from a throughput benchmark sized to reach the steady state, and a row naming a data set from
+  // MLPerf's LoadGen (at least ten minutes): those keep the steady state.
   const bool latencies = std::ranges::any_of(out.metrics, [](const ServingMetric& m) {
     return !m.name.starts_with("output_tokens") && !m.name.starts_with("requests");
   });
-  if (latencies && !srv->contains("dataset") && setup.batching == Batching::kContinuous &&
-      out.engine->benchmark_requests) {
+  if ((latencies || w.rate_per_s > 0) && text_or(*srv, "dataset", "").empty() &&
+      setup.batching == Batching::kContinuous && out.engine->benchmark_requests) {
     out.benchmark_requests = *out.engine->benchmark_requests;
     out.layout_note += fmt::format(
         "{}a run of {} requests, all measured: the length of {}'s serving benchmark (the row "

@@ -217,7 +217,7 @@ TEST_F(ValidationTest, ALatencyUnderLoadIsPredictedForTheEnginesBenchmarkLength)
   // that many requests, every one measured, as the benchmark clients report them.
   Result<ValidationReport> r = run_validation(fixture("benchmark-length.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  ASSERT_EQ(r->entries.size(), 7U);
+  ASSERT_EQ(r->entries.size(), 8U);
   for (size_t i = 0; i < 6; ++i) {
     ASSERT_TRUE(r->entries[i].predicted.has_value()) << r->entries[i].reason;
     ASSERT_TRUE(r->entries[i].serving.has_value());
@@ -244,6 +244,15 @@ TEST_F(ValidationTest, ALatencyUnderLoadIsPredictedForTheEnginesBenchmarkLength)
   EXPECT_FALSE(r->entries[6].predicted.has_value());
   EXPECT_NE(r->entries[6].reason.find("TTFT of an offline run is queueing time"), std::string::npos)
       << r->entries[6].reason;
+  // Poisson arrivals are a serving client's, throughput alone included: 1,000 requests at 2 per
+  // second arrive over ~500 s, and the client divides their 1,000 x 256 tokens by the time to
+  // the last completion, a few seconds more: below the 2 x 256 = 512 tokens/s that arrive.
+  const ValidationEntry& poisson = r->entries[7];
+  ASSERT_TRUE(poisson.predicted.has_value()) << poisson.reason;
+  EXPECT_EQ(poisson.serving->requests, 1000);
+  EXPECT_NEAR(*poisson.predicted * poisson.serving->duration.si(), 1000.0 * 256, 1e-6 * 256'000);
+  EXPECT_LT(*poisson.predicted, 512.0);
+  EXPECT_GT(*poisson.predicted, 0.9 * 512);
 }
 
 TEST_F(ValidationTest, ARowRunsOnTheEngineItNamesOrIsNotPredicted) {

@@ -114,11 +114,11 @@ struct ServingRow {
   ServingSetup setup;
   Workload workload;  // `requests` is set by each prediction
   const EngineProfile* engine = nullptr;
-  // A row of latencies under a load of continuous batching, measured by its engine's own serving
-  // benchmark (no data set named): the requests that benchmark sends
-  // (EngineProfile::benchmark_requests), every one of them measured from the first arrival to
-  // the last completion, as that client reports. 0: the steady state (a throughput table sized to
-  // reach it, or MLPerf's LoadGen, whose runs last at least ten minutes).
+  // A row of continuous batching a serving client measured (Poisson arrivals, or latencies with
+  // every request queued; no data set named): the requests its engine's own serving benchmark
+  // sends (EngineProfile::benchmark_requests), every one of them measured from the first arrival
+  // to the last completion, as that client reports. 0: the steady state (a throughput table sized
+  // to reach it, or MLPerf's LoadGen, whose runs last at least ten minutes).
   int64_t benchmark_requests = 0;
 };
 
