@@ -1,4 +1,5 @@
-// gpuplan catalog list [gpus|fabrics|models|offers] and gpuplan catalog show ID [--json].
+// gpuplan catalog list [KIND] [--json] and gpuplan catalog show ID [--json], for every kind of
+// catalog entry.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -422,6 +423,68 @@ void show_offer(const Offer& o, bool json) {
   emit("notes      {}\nsource     {}\nfile       {}\n", o.notes, o.source, o.file);
 }
 
+void show_engine(const Catalog& c, const EngineProfile& e, bool json) {
+  if (json) {
+    JsonWriter w;
+    write_engine_json(w, e);
+    emit("{}", w.str());
+    return;
+  }
+  emit("engine     {} ({})\naliases    {}\n", e.id, e.name, fmt::join(e.aliases, ", "));
+  emit("KV cache   {}, {:.0f} % of {}, blocks of {} tokens\n", kv_policy_name(e.kv_policy),
+       e.kv_memory_fraction * 100, e.kv_of_total ? "the GPU" : "what is free", e.kv_block_tokens);
+  emit("limits     {} per iteration\n", engine_limits(c, e));
+  emit("host time  {}\n",
+       e.iteration_overhead
+           ? fmt::format("{:g} ms per iteration, fitted to this engine's runs",
+                         e.iteration_overhead->si() * 1e3)
+           : (engine_defaults(e, c.inference_params(), c.memory_params()).host_time_fitted
+                  ? "the shared fitted value (params/serving-fit.toml), fitted to its runs"
+                  : "the shared fitted value (params/serving-fit.toml), not fitted to its runs"));
+  emit("benchmark  {}\n",
+       e.benchmark_requests
+           ? fmt::format("{} requests per run of its own serving benchmark", *e.benchmark_requests)
+           : "no serving benchmark of its own");
+  emit("source     {}\nfile       {}\n", e.source, e.file);
+}
+
+void show_dataset(const Dataset& d, bool json) {
+  if (json) {
+    JsonWriter w;
+    write_dataset_json(w, d);
+    emit("{}", w.str());
+    return;
+  }
+  emit("dataset    {} ({})\nrequests   {}\n", d.id, d.name, grouped(d.samples));
+  emit("prompt     mean {} tokens, at most {}\noutput     mean {} tokens, at most {}\n",
+       grouped(std::llround(d.input.mean())), grouped(d.input.max()),
+       grouped(std::llround(d.output.mean())), grouped(d.output.max()));
+  emit("source     {}\nfile       {}\n", d.source, d.file);
+}
+
+void show_framework(const Framework& f, bool json) {
+  if (json) {
+    JsonWriter w;
+    write_framework_json(w, f);
+    emit("{}", w.str());
+    return;
+  }
+  emit("framework  {} ({})\npipeline   {}\n", f.id, f.name, pipeline_engine_name(f.pipeline));
+  emit("state      {:g} + {:g} + {:g} bytes per parameter (weights, gradients, fp32 master)\n",
+       f.weight_bytes, f.gradient_bytes, f.master_bytes);
+  const std::pair<const char*, int64_t> since[] = {
+      {"fused attention", f.fused_attention_since},
+      {"Hopper attention", f.hopper_attention_since},
+      {"gradient reduce overlap", f.overlap_grad_reduce_since},
+      {"parameter gather overlap", f.overlap_param_gather_since},
+      {"TP communication overlap", f.tp_comm_overlap_since},
+      {"ZeRO-3 prefetch", f.zero3_prefetch_since}};
+  for (const auto& [what, year] : since) {
+    emit("since      {}: {}\n", what, year > 0 ? fmt::format("{}", year) : "never by default");
+  }
+  emit("source     {}\nfile       {}\n", f.source, f.file);
+}
+
 // One kind's entries as a JSON array of the objects `show --json` prints.
 int list_json_array(const Catalog& c, const std::string& kind) {
   JsonWriter w;
@@ -463,8 +526,8 @@ int list_json_array(const Catalog& c, const std::string& kind) {
 
 int run_catalog(const std::vector<std::string>& args) {
   CLI::App app(
-      "List and show the GPUs, fabrics, models, offers and training frameworks gpuplan "
-      "knows.",
+      "List and show the GPUs, fabrics, models, offers, serving engines, data sets and "
+      "training frameworks gpuplan knows.",
       args.front());
   app.require_subcommand(1);
   std::string data;
@@ -482,7 +545,8 @@ int run_catalog(const std::vector<std::string>& args) {
   std::string id;
   bool json = false;
   CLI::App* show = app.add_subcommand("show", "show one entry by id");
-  show->add_option("id", id, "a GPU, fabric, model or offer id")->required();
+  show->add_option("id", id, "a GPU, fabric, model, offer, engine, data set or framework id")
+      ->required();
   show->add_flag("--json", json, "print JSON");
   show->fallthrough();
   if (std::optional<int> done = parse_flags(app, args, kName)) {
@@ -558,6 +622,22 @@ int run_catalog(const std::vector<std::string>& args) {
     show_model(*m, json);
     return kExitOk;
   }
+  if (auto e = c->engine(id)) {
+    show_engine(*c, **e, json);
+    return kExitOk;
+  }
+  if (const EngineProfile* e = c->engine_named(id)) {  // as results name it: "TensorRT-LLM 0.17"
+    show_engine(*c, *e, json);
+    return kExitOk;
+  }
+  if (auto d = c->dataset(id)) {
+    show_dataset(**d, json);
+    return kExitOk;
+  }
+  if (auto f = c->framework(id)) {
+    show_framework(**f, json);
+    return kExitOk;
+  }
   std::vector<std::string> ids;
   for (const Gpu& g : c->gpus())
     ids.push_back(g.id);
@@ -567,6 +647,12 @@ int run_catalog(const std::vector<std::string>& args) {
     ids.push_back(m.id);
   for (const Offer& o : c->offers())
     ids.push_back(o.id);
+  for (const EngineProfile& e : c->engines())
+    ids.push_back(e.id);
+  for (const Dataset& d : c->datasets())
+    ids.push_back(d.id);
+  for (const Framework& f : c->frameworks())
+    ids.push_back(f.id);
   return report_error(kName,
                       Error{"show", fmt::format("unknown id '{}'", id), suggestion_hint(id, ids)});
 }
