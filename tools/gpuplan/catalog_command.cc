@@ -17,6 +17,14 @@ namespace {
 
 constexpr const char* kName = "catalog";
 
+// One entry as the JSON object `show --json` prints, through its kind's writer.
+template <typename Entry>
+void emit_json(void (*write)(JsonWriter&, const Entry&), const Entry& entry) {
+  JsonWriter w;
+  write(w, entry);
+  emit("{}", w.str());
+}
+
 std::string tflops(const Gpu& g, Precision p) {
   const auto peak = g.peak_for(p);
   return peak ? fmt::format("{:g}", peak->si() / 1e12) : "-";
@@ -267,9 +275,7 @@ void write_model_json(JsonWriter& w, const Model& m) {
 void show_model(const Model& m, bool json) {
   const ParameterCount p = count_parameters(m);
   if (json) {
-    JsonWriter w;
-    write_model_json(w, m);
-    emit("{}", w.str());
+    emit_json(write_model_json, m);
     return;
   }
   emit("model      {} ({})\n", m.id, m.model_type);
@@ -313,9 +319,7 @@ void write_gpu_json(JsonWriter& w, const Gpu& g) {
 
 void show_gpu(const Gpu& g, bool json) {
   if (json) {
-    JsonWriter w;
-    write_gpu_json(w, g);
-    emit("{}", w.str());
+    emit_json(write_gpu_json, g);
     return;
   }
   emit("gpu        {} ({})\n", g.id, g.name);
@@ -348,9 +352,7 @@ void write_fabric_json(JsonWriter& w, const Fabric& f) {
 
 void show_fabric(const Fabric& f, bool json) {
   if (json) {
-    JsonWriter w;
-    write_fabric_json(w, f);
-    emit("{}", w.str());
+    emit_json(write_fabric_json, f);
     return;
   }
   emit(
@@ -398,9 +400,7 @@ void write_offer_json(JsonWriter& w, const Offer& o) {
 
 void show_offer(const Offer& o, bool json) {
   if (json) {
-    JsonWriter w;
-    write_offer_json(w, o);
-    emit("{}", w.str());
+    emit_json(write_offer_json, o);
     return;
   }
   emit("offer      {} ({})\nprovider   {}\nnode       {} x {} on {}\n", o.id, o.name, o.provider,
@@ -425,9 +425,7 @@ void show_offer(const Offer& o, bool json) {
 
 void show_engine(const Catalog& c, const EngineProfile& e, bool json) {
   if (json) {
-    JsonWriter w;
-    write_engine_json(w, e);
-    emit("{}", w.str());
+    emit_json(write_engine_json, e);
     return;
   }
   emit("engine     {} ({})\naliases    {}\n", e.id, e.name, fmt::join(e.aliases, ", "));
@@ -450,9 +448,7 @@ void show_engine(const Catalog& c, const EngineProfile& e, bool json) {
 
 void show_dataset(const Dataset& d, bool json) {
   if (json) {
-    JsonWriter w;
-    write_dataset_json(w, d);
-    emit("{}", w.str());
+    emit_json(write_dataset_json, d);
     return;
   }
   emit("dataset    {} ({})\nrequests   {}\n", d.id, d.name, grouped(d.samples));
@@ -464,9 +460,7 @@ void show_dataset(const Dataset& d, bool json) {
 
 void show_framework(const Framework& f, bool json) {
   if (json) {
-    JsonWriter w;
-    write_framework_json(w, f);
-    emit("{}", w.str());
+    emit_json(write_framework_json, f);
     return;
   }
   emit("framework  {} ({})\npipeline   {}\n", f.id, f.name, pipeline_engine_name(f.pipeline));
