@@ -205,9 +205,9 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
     return fail("", fmt::format("no engine profile (data/engines) names '{}'", engine_text));
   }
   // A serving client measured the row: it sent Poisson arrivals, or it timed latencies with
-  // every request queued at once. A throughput table with nothing queued but throughput comes
-  // from a throughput benchmark sized to reach the steady state, and a row naming a data set from
-  // MLPerf's LoadGen (at least ten minutes): those keep the steady state.
+  // every request queued at once. An offline row of throughput alone comes from a throughput
+  // benchmark sized to reach the steady state, and a row naming a data set from MLPerf's LoadGen
+  // (at least ten minutes): those keep the steady state.
   const bool latencies = std::ranges::any_of(out.metrics, [](const ServingMetric& m) {
     return !m.name.starts_with("output_tokens") && !m.name.starts_with("requests");
   });
