@@ -533,8 +533,7 @@ int run_catalog(const std::vector<std::string>& args) {
       "kind", kind,
       "gpus | fabrics | models | offers | frameworks | datasets | engines (default: all)");
   bool list_json = false;
-  list->add_flag("--json", list_json,
-                 "print one kind as a JSON array (gpus, fabrics, models, offers)");
+  list->add_flag("--json", list_json, "print one kind as a JSON array");
   list->fallthrough();
   std::string id;
   bool json = false;

@@ -373,8 +373,8 @@ int run_plan(const std::vector<std::string>& args) {
   app.add_option("--output-tokens", output_tokens, "serve: generated tokens per request")
       ->check(rule(fields::kRequestTokens));
   app.add_option("--engine", engine,
-                 "serve: serving engine whose defaults apply (tensorrt-llm, vllm, sglang, "
-                 "lmdeploy, tgi; default tensorrt-llm)");
+                 "serve: serving engine whose defaults apply, an id of gpuplan catalog list "
+                 "engines (default: the one data/params/inference.toml names)");
   app.add_option("--prefix-hit", prefix_hit,
                  "serve: share of prompt tokens found in the prefix cache, 0 to 1 (default 0)")
       ->check(rule(fields::kPrefixHit));

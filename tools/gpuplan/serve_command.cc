@@ -120,9 +120,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
       ->check(rule(fields::kReplicas));
   app.add_option("--balancer", f.balancer, "least-loaded or round-robin (default least-loaded)");
   app.add_option("--engine", f.engine,
-                 "serving engine whose defaults apply: tensorrt-llm, vllm, sglang, lmdeploy or "
-                 "tgi (gpuplan catalog list engines; default tensorrt-llm, which the "
-                 "parameters were fitted with)");
+                 "serving engine whose defaults apply: an id of gpuplan catalog list engines "
+                 "(default: the one the serving parameters were fitted with, named in "
+                 "data/params/inference.toml)");
   app.add_option("--kv-policy", f.kv_policy,
                  "reserve (a request's whole context at admission, as TensorRT-LLM) or paged "
                  "(blocks as it grows, preempting when full, as vLLM); default: the engine's");
