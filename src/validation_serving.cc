@@ -180,9 +180,9 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   if (nics_assumed) {
     out.layout_note += (out.layout_note.empty() ? "" : "; ") + nics_note(cluster);
   }
+  // The benchmark's data set (serving.dataset), whose lengths the catalog has.
+  const std::string dataset = text_or(*srv, "dataset", "");
   if (w.input_tokens == 0 || w.output_tokens == 0) {
-    // The lengths of a benchmark's data set (serving.dataset), from the catalog.
-    const std::string dataset = text_or(*srv, "dataset", "");
     if (dataset.empty()) {
       return fail("",
                   "the source gives the request lengths only as a distribution and names no "
@@ -211,7 +211,7 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   const bool latencies = std::ranges::any_of(out.metrics, [](const ServingMetric& m) {
     return !m.name.starts_with("output_tokens") && !m.name.starts_with("requests");
   });
-  if ((latencies || w.rate_per_s > 0) && text_or(*srv, "dataset", "").empty() &&
+  if ((latencies || w.rate_per_s > 0) && dataset.empty() &&
       setup.batching == Batching::kContinuous && out.engine->benchmark_requests) {
     out.benchmark_requests = *out.engine->benchmark_requests;
     out.layout_note += fmt::format(

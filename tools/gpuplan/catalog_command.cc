@@ -114,25 +114,32 @@ std::string engine_limits(const Catalog& c, const EngineProfile& e) {
   return s;
 }
 
+// An engine's KV memory: "90 % of what is free" or "90 % of the GPU".
+std::string kv_memory_text(const EngineProfile& e) {
+  return fmt::format("{:.0f} % of {}", e.kv_memory_fraction * 100,
+                     e.kv_of_total ? "the GPU" : "what is free");
+}
+
+// Whether the host time an engine runs with was fitted to its published runs.
+bool host_time_fitted(const Catalog& c, const EngineProfile& e) {
+  return engine_defaults(e, c.inference_params(), c.memory_params()).host_time_fitted;
+}
+
 void list_engines(const Catalog& c) {
   Table t(
       {"id", "KV cache", "KV memory", "block", "limits per iteration", "host time", "benchmark"},
       {false, false, false, true, false, false, true});
   for (const EngineProfile& e : c.engines()) {
-    t.add({e.id, std::string(kv_policy_name(e.kv_policy)),
-           fmt::format("{:.0f} % of {}", e.kv_memory_fraction * 100,
-                       e.kv_of_total ? "the GPU" : "what is free"),
+    t.add({e.id, std::string(kv_policy_name(e.kv_policy)), kv_memory_text(e),
            fmt::format("{}", e.kv_block_tokens), engine_limits(c, e),
-           engine_defaults(e, c.inference_params(), c.memory_params()).host_time_fitted
-               ? "fitted"
-               : "shared (not fitted)",
+           host_time_fitted(c, e) ? "fitted" : "shared (not fitted)",
            e.benchmark_requests ? fmt::format("{} requests", *e.benchmark_requests) : "-"});
   }
   emit("{}", t.str());
   emit(
       "serve --engine ID and plan --engine ID apply one; a validation row's engine text picks "
       "its own. benchmark: the requests of the engine's own serving benchmark, which validate "
-      "runs a row of latencies under load for\n");
+      "runs a row a serving client measured for\n");
 }
 
 void write_engine_json(JsonWriter& w, const EngineProfile& e) {
@@ -429,16 +436,15 @@ void show_engine(const Catalog& c, const EngineProfile& e, bool json) {
     return;
   }
   emit("engine     {} ({})\naliases    {}\n", e.id, e.name, fmt::join(e.aliases, ", "));
-  emit("KV cache   {}, {:.0f} % of {}, blocks of {} tokens\n", kv_policy_name(e.kv_policy),
-       e.kv_memory_fraction * 100, e.kv_of_total ? "the GPU" : "what is free", e.kv_block_tokens);
+  emit("KV cache   {}, {}, blocks of {} tokens\n", kv_policy_name(e.kv_policy), kv_memory_text(e),
+       e.kv_block_tokens);
   emit("limits     {} per iteration\n", engine_limits(c, e));
   emit("host time  {}\n",
        e.iteration_overhead
            ? fmt::format("{:g} ms per iteration, fitted to this engine's runs",
                          e.iteration_overhead->si() * 1e3)
-           : (engine_defaults(e, c.inference_params(), c.memory_params()).host_time_fitted
-                  ? "the shared fitted value (params/serving-fit.toml), fitted to its runs"
-                  : "the shared fitted value (params/serving-fit.toml), not fitted to its runs"));
+           : fmt::format("the shared fitted value (params/serving-fit.toml), {} to its runs",
+                         host_time_fitted(c, e) ? "fitted" : "not fitted"));
   emit("benchmark  {}\n",
        e.benchmark_requests
            ? fmt::format("{} requests per run of its own serving benchmark", *e.benchmark_requests)
