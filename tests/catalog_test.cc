@@ -18,12 +18,32 @@ std::string fixture(const std::string& name) {
   return std::string(GPUPLAN_TEST_DATA_DIR) + "/catalog/" + name;
 }
 
+TEST(Catalog, TheMi325xIsTheMi300xDieWithMoreMemoryAndPower) {
+  // research notes hardware-facts.md sec. 1.3: the same CDNA 3 compute die and peaks, 256 GiB of
+  // HBM3E at 6.0 TB/s against 192 GiB at 5.3 TB/s, 1000 W against 750 W; the higher limit
+  // sustains more of the peak (MAMF bf16 784.9 against 668.4 of 1300 TFLOP/s).
+  const Catalog& c = shipped_catalog();
+  const Gpu& a = *c.gpu("mi300x").value();
+  const Gpu& b = *c.gpu("mi325x").value();
+  for (Precision p : {Precision::kBf16, Precision::kFp8}) {
+    EXPECT_EQ(b.peak_for(p)->si(), a.peak_for(p)->si()) << precision_name(p);
+  }
+  EXPECT_EQ(b.memory_usable.si(), 256.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(a.memory_usable.si(), 192.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(b.memory_bandwidth.si() / a.memory_bandwidth.si(), 6.0 / 5.3);
+  EXPECT_NEAR(b.efficiency->gemm, 784.9 / 1300, 0.001);
+  EXPECT_NEAR(a.efficiency->gemm, 668.4 / 1300, 0.001);
+  // fp8: the MI300X's estimate scaled by the measured bf16 ratio, 0.45 x 0.604 / 0.514.
+  EXPECT_NEAR(b.efficiency->gemm_fp8, 0.45 * 0.604 / 0.514, 0.001);
+  EXPECT_EQ(b.sms, a.sms);
+}
+
 TEST(Catalog, LoadsTheBuiltInDataWithTheIdsScriptsUse) {
   Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
   ASSERT_TRUE(c.has_value()) << c.error().message();
   for (const char* id :
        {"h200-sxm", "h200-nvl", "h100-sxm", "h100-pcie", "a100-sxm-40gb", "a100-sxm-80gb",
-        "a100-pcie-80gb", "l4", "l40s", "t4", "t10", "b200", "mi300x"}) {
+        "a100-pcie-80gb", "l4", "l40s", "t4", "t10", "b200", "mi300x", "mi325x"}) {
     EXPECT_TRUE(c->gpu(id).has_value()) << id;
   }
   for (const char* id : {"nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5", "ib-hdr-200g",
