@@ -65,14 +65,13 @@ TEST(HoldoutData, EveryRowResolvesAgainstTheCatalog) {
   EXPECT_EQ(metrics, 131U);  // 7 + 9 offline rows of 1 metric, 10 + 13 loaded rows of 5
 }
 
-// The MI300X results likewise, on vLLM (the AMD harness runs it) and two MLPerf data sets.
-TEST(HoldoutData, EveryMi300xRowResolvesAgainstTheCatalog) {
+// The AMD Instinct results likewise, on vLLM (AMD's harness runs it) and two MLPerf data sets.
+TEST(HoldoutData, EveryInstinctRowResolvesAgainstTheCatalog) {
   Result<std::vector<ServingRow>> rows =
-      read_serving_rows(holdout("inference-mlperf-v5.1-mi300x.json"), shipped_catalog());
+      read_serving_rows(holdout("inference-mlperf-v5.1-instinct.json"), shipped_catalog());
   ASSERT_TRUE(rows.has_value()) << rows.error().message();
-  // data/holdout/README.md: AMD's and Dell's 8 x MI300X, Llama 2 70B Offline, Server and
-  // Interactive and Mixtral 8x7B Offline and Server: 2 x (3 + 2) rows.
-  ASSERT_EQ(rows->size(), 10U);
+  // data/holdout/README.md: two 8 x MI300X systems (10 results) and eight 8 x MI325X ones (31).
+  ASSERT_EQ(rows->size(), 41U);
   size_t metrics = 0;
   for (const ServingRow& row : *rows) {
     EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
@@ -82,7 +81,7 @@ TEST(HoldoutData, EveryMi300xRowResolvesAgainstTheCatalog) {
     EXPECT_EQ(row.workload.max_output(), 1024) << row.id;
     metrics += row.metrics.size();
   }
-  EXPECT_EQ(metrics, 34U);  // 4 offline rows of 1 metric, 6 loaded rows of 5
+  EXPECT_EQ(metrics, 137U);  // 17 offline rows of 1 metric, 24 loaded rows of 5
 }
 
 // The training holdout likewise: every row read and its layout resolved, with its framework.
