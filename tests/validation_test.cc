@@ -84,6 +84,24 @@ TEST(HoldoutData, EveryInstinctRowResolvesAgainstTheCatalog) {
   EXPECT_EQ(metrics, 137U);  // 17 offline rows of 1 metric, 24 loaded rows of 5
 }
 
+// The Llama 2 70B and Mixtral 8x7B results of the NVIDIA harness likewise.
+TEST(HoldoutData, EveryNvidia70bAndMoeRowResolvesAgainstTheCatalog) {
+  Result<std::vector<ServingRow>> rows =
+      read_serving_rows(holdout("inference-mlperf-v5.1-70b-moe.json"), shipped_catalog());
+  ASSERT_TRUE(rows.has_value()) << rows.error().message();
+  // data/holdout/README.md: 22 single-node systems of 13 submitters, H200, H200 NVL and B200.
+  ASSERT_EQ(rows->size(), 54U);
+  size_t metrics = 0;
+  for (const ServingRow& row : *rows) {
+    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
+    ASSERT_NE(row.engine, nullptr) << row.id;
+    EXPECT_EQ(row.engine->id, "tensorrt-llm") << row.id;
+    EXPECT_EQ(row.workload.max_output(), 1024) << row.id;
+    metrics += row.metrics.size();
+  }
+  EXPECT_EQ(metrics, 174U);  // 24 offline rows of 1 metric, 30 loaded rows of 5
+}
+
 // The training holdout likewise: every row read and its layout resolved, with its framework.
 TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
   Result<std::vector<TrainingRow>> rows =
