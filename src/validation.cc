@@ -297,17 +297,43 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+namespace {
+
+double largest(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+}
+
+}  // namespace
+
 void summarize(ValidationReport& report) {
   std::vector<double> errors;
+  std::vector<std::vector<double>> by_metric;  // |error| of each of report.by_metric's metrics
   report.predicted = 0;
+  report.by_metric.clear();
   for (const ValidationEntry& e : report.entries) {
+    auto it = std::find_if(report.by_metric.begin(), report.by_metric.end(),
+                           [&](const MetricSummary& m) { return m.metric == e.metric; });
+    if (it == report.by_metric.end()) {
+      report.by_metric.push_back(MetricSummary{.metric = e.metric});
+      by_metric.emplace_back();
+      it = report.by_metric.end() - 1;
+    }
+    MetricSummary& m = *it;
+    ++m.rows;
     if (e.predicted) {
-      errors.push_back(std::fabs(e.error_pct));
+      const double error = std::fabs(e.error_pct);
+      errors.push_back(error);
+      by_metric[static_cast<size_t>(it - report.by_metric.begin())].push_back(error);
+      ++m.predicted;
       ++report.predicted;
     }
   }
   report.median_abs_error_pct = median(errors);
-  report.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());
+  report.max_abs_error_pct = largest(errors);
+  for (size_t i = 0; i < report.by_metric.size(); ++i) {
+    report.by_metric[i].median_abs_error_pct = median(by_metric[i]);
+    report.by_metric[i].max_abs_error_pct = largest(by_metric[i]);
+  }
 }
 
 Result<ValidationKind> validation_kind(const std::string& path) {

@@ -119,6 +119,44 @@ TEST(Median, OfOddEvenAndNoValues) {
   EXPECT_EQ(median({}), 0.0);
 }
 
+TEST(Summarize, OverAllEntriesAndPerMetricInTheOrderTheyAppear) {
+  // Metric a: errors -10, +20, +30 % -> |error| 10, 20, 30: median 20, max 30. Metric b: one
+  // entry not predicted and one at -5 %: 1 of 2 predicted, median and max 5. Over all four
+  // predicted: 5, 10, 20, 30 -> median (10 + 20) / 2 = 15, max 30.
+  ValidationReport r;
+  auto entry = [](const char* metric, std::optional<double> error) {
+    ValidationEntry e;
+    e.metric = metric;
+    e.published = 100;
+    if (error) {
+      e.predicted = 100 + *error;
+      e.error_pct = *error;
+    }
+    return e;
+  };
+  r.entries = {entry("a", -10.0), entry("b", std::nullopt), entry("a", 20.0), entry("b", -5.0),
+               entry("a", 30.0)};
+  summarize(r);
+  EXPECT_EQ(r.predicted, 4);
+  EXPECT_DOUBLE_EQ(r.median_abs_error_pct, 15.0);
+  EXPECT_DOUBLE_EQ(r.max_abs_error_pct, 30.0);
+  ASSERT_EQ(r.by_metric.size(), 2U);
+  EXPECT_EQ(r.by_metric[0].metric, "a");
+  EXPECT_EQ(r.by_metric[0].rows, 3);
+  EXPECT_EQ(r.by_metric[0].predicted, 3);
+  EXPECT_DOUBLE_EQ(r.by_metric[0].median_abs_error_pct, 20.0);
+  EXPECT_DOUBLE_EQ(r.by_metric[0].max_abs_error_pct, 30.0);
+  EXPECT_EQ(r.by_metric[1].metric, "b");
+  EXPECT_EQ(r.by_metric[1].rows, 2);
+  EXPECT_EQ(r.by_metric[1].predicted, 1);
+  EXPECT_DOUBLE_EQ(r.by_metric[1].median_abs_error_pct, 5.0);
+  EXPECT_DOUBLE_EQ(r.by_metric[1].max_abs_error_pct, 5.0);
+  // Summarising again starts over.
+  summarize(r);
+  EXPECT_EQ(r.by_metric.size(), 2U);
+  EXPECT_EQ(r.by_metric[0].rows, 3);
+}
+
 TEST_F(ValidationTest, PredictsKnownRowsAndExplainsTheOthers) {
   Result<ValidationReport> r = run_validation(fixture("small-training.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();

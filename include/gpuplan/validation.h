@@ -32,6 +32,16 @@ struct ValidationEntry {
   std::optional<ServingResult> serving;   // the simulation behind a serving prediction
 };
 
+// The entries of one metric: a serving file mixes throughput with latencies, whose errors differ
+// by an order of magnitude, so one median over all of them says little.
+struct MetricSummary {
+  std::string metric;
+  int64_t rows = 0;
+  int64_t predicted = 0;
+  double median_abs_error_pct = 0;  // over the predicted entries; 0 when none
+  double max_abs_error_pct = 0;
+};
+
 struct ValidationReport {
   std::string kind;
   std::vector<ValidationEntry> entries;
@@ -39,6 +49,7 @@ struct ValidationReport {
   int64_t predicted = 0;
   double median_abs_error_pct = 0;
   double max_abs_error_pct = 0;
+  std::vector<MetricSummary> by_metric;  // in the order each metric first appears
 };
 
 // The MFU a published training run reached: model FLOPs (training.h, model_flops_per_token)
@@ -140,7 +151,7 @@ bool predicts_serving_metric(const std::string& name);
 // serving rows, whose sources name a different file per row of one publication.
 std::string publication(const std::string& source);
 
-// The median and largest |error_pct| of the predicted entries.
+// The median and largest |error_pct| of the predicted entries, over all of them and per metric.
 void summarize(ValidationReport& report);
 
 // The median of `values` (the mean of the middle two for an even count; 0 for none).

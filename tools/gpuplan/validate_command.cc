@@ -54,8 +54,20 @@ void print_json(const ValidationReport& r) {
       .field("median_abs_error_pct",
              r.predicted > 0 ? std::optional<double>(r.median_abs_error_pct) : std::nullopt)
       .field("max_abs_error_pct",
-             r.predicted > 0 ? std::optional<double>(r.max_abs_error_pct) : std::nullopt)
-      .end_object();
+             r.predicted > 0 ? std::optional<double>(r.max_abs_error_pct) : std::nullopt);
+  w.key("by_metric").begin_array();
+  for (const MetricSummary& m : r.by_metric) {
+    w.begin_object()
+        .field("metric", m.metric)
+        .field("rows", m.rows)
+        .field("predicted", m.predicted)
+        .field("median_abs_error_pct",
+               m.predicted > 0 ? std::optional<double>(m.median_abs_error_pct) : std::nullopt)
+        .field("max_abs_error_pct",
+               m.predicted > 0 ? std::optional<double>(m.max_abs_error_pct) : std::nullopt)
+        .end_object();
+  }
+  w.end_array().end_object();
   w.end_object();
   emit("{}", w.str());
 }
@@ -141,6 +153,18 @@ void print_text(const ValidationReport& r) {
   }
   emit("\nsummary: {} rows, {} predicted, median |error| {:.1f} %, max |error| {:.1f} %\n", r.rows,
        r.predicted, r.median_abs_error_pct, r.max_abs_error_pct);
+  if (r.by_metric.size() < 2) {
+    return;
+  }
+  Table t({"metric", "rows", "predicted", "median |error| (%)", "max |error| (%)"},
+          {false, true, true, true, true});
+  for (const MetricSummary& m : r.by_metric) {
+    const bool any = m.predicted > 0;
+    t.add({m.metric, fmt::format("{}", m.rows), fmt::format("{}", m.predicted),
+           any ? fmt::format("{:.1f}", m.median_abs_error_pct) : "-",
+           any ? fmt::format("{:.1f}", m.max_abs_error_pct) : "-"});
+  }
+  emit("\nby metric\n{}", t.str());
 }
 
 double error_pct(std::optional<double> predicted, double published) {
