@@ -77,10 +77,17 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
     return;
   }
   const int64_t per_node = in.gpus_per_node > 0 ? in.gpus_per_node : in.gpus();
-  if (in.tp > per_node || per_node % in.tp != 0) {
+  if (in.tp > per_node) {
     why_ = Why::kLayout;
-    reason_ = {fmt::format("tp {} does not fit nodes of {} GPUs", in.tp, per_node),
-               fmt::format("tp {} não cabe em nós de {} GPUs", in.tp, per_node)};
+    reason_ = {fmt::format("tp {} is more than the {} GPUs of a node", in.tp, per_node),
+               fmt::format("tp {} é mais do que as {} GPUs de um nó", in.tp, per_node)};
+    return;
+  }
+  if (per_node % in.tp != 0) {
+    // Instances tile a node: a share left over would sit idle.
+    why_ = Why::kLayout;
+    reason_ = {fmt::format("tp {} does not divide the {} GPUs of a node", in.tp, per_node),
+               fmt::format("tp {} não divide as {} GPUs de um nó", in.tp, per_node)};
     return;
   }
   const int64_t nodes = (in.gpus() + per_node - 1) / per_node;

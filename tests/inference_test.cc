@@ -271,6 +271,29 @@ TEST_F(InferenceTest, AnInstanceThatCannotServeSaysWhy) {
   EXPECT_FALSE(make("llama-3.1-8b", "h100-sxm", 3).feasible());
 }
 
+TEST_F(InferenceTest, InstancesTileANodeAndSayWhichWayTheyDoNot) {
+  // A GB200 NVL72 rack is one NVLink domain of 72 GPUs (data/gpus/gb200.toml): tp 16 fits in
+  // it but leaves 72 - 4 x 16 = 8 GPUs over, and a node of 8 cannot hold tp 16 at all.
+  Instance in;
+  in.gpu = *catalog_->gpu("gb200");
+  in.scale_up = *catalog_->fabric(in.gpu->scale_up);
+  in.tp = 16;
+  in.precision = Precision::kFp8;
+  in.kv_precision = Precision::kFp8;
+  in.gpus_per_node = 72;
+  auto reason = [&](const Instance& i) {
+    return InferenceModel(*catalog_->model("llama-3.1-70b"), i, catalog_->memory_params(),
+                          catalog_->train_params(), catalog_->inference_params())
+        .reason()
+        .en;
+  };
+  EXPECT_EQ(reason(in), "tp 16 does not divide the 72 GPUs of a node");
+  in.gpus_per_node = 8;
+  EXPECT_EQ(reason(in), "tp 16 is more than the 8 GPUs of a node");
+  in.tp = 8;
+  EXPECT_EQ(reason(in), "");  // 70B in fp8 on 8 GPUs of 185 GiB: it serves
+}
+
 TEST_F(InferenceTest, LongPromptsArePrefilledInChunksOfTheTokenBudget) {
   // inference_chunk_tokens = 8192: a 20,000-token prompt takes three iterations, the later
   // chunks attending to everything before them; the total is their sum.
