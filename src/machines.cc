@@ -70,7 +70,10 @@ Result<Machines> resolve_machines(const Catalog& c, const MachineSpec& f) {
     return flagged("--scale-up", fu.error());
   }
   cl.scale_up = *fu;
-  cl.gpus_per_node = cl.gpus_per_node == 0 ? std::min<int64_t>(8, f.gpus) : cl.gpus_per_node;
+  // A node is what one scale-up fabric joins: a server of 8 GPUs, or a whole rack where the
+  // GPU's NVLink domain spans more (GB200 NVL72).
+  const int64_t node = std::max<int64_t>(8, cl.gpu->scale_up_domain);
+  cl.gpus_per_node = cl.gpus_per_node == 0 ? std::min(node, f.gpus) : cl.gpus_per_node;
   cl.nics_per_node = cl.nics_per_node == 0 ? cl.gpus_per_node : cl.nics_per_node;
   if (f.gpus > cl.gpus_per_node) {
     if (out.empty()) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 
+#include "gpuplan/machines.h"
 #include "loaders.h"
 #include "shipped_catalog.h"
 
@@ -38,12 +39,33 @@ TEST(Catalog, TheMi325xIsTheMi300xDieWithMoreMemoryAndPower) {
   EXPECT_EQ(b.sms, a.sms);
 }
 
+TEST(Machines, ANodeIsWhatOneScaleUpFabricJoins) {
+  // Without --gpus-per-node a node is a server of 8 GPUs (HGX H100: one NVLink domain of 8; L4
+  // cards, domain 1, in a server of 8), or the whole NVLink domain where it is larger: 72 on a
+  // GB200 NVL72 rack. Never more than the GPUs asked for.
+  const Catalog& c = shipped_catalog();
+  auto per_node = [&](const char* gpu, int64_t gpus) {
+    MachineSpec spec;
+    spec.gpu = gpu;
+    spec.gpus = gpus;
+    spec.scale_out = "ib-ndr-400g";
+    Result<Machines> m = resolve_machines(c, spec);
+    EXPECT_TRUE(m.has_value()) << m.error().message();
+    return m ? m->cluster.gpus_per_node : 0;
+  };
+  EXPECT_EQ(per_node("h100-sxm", 64), 8);
+  EXPECT_EQ(per_node("l4", 16), 8);
+  EXPECT_EQ(per_node("gb200", 144), 72);
+  EXPECT_EQ(per_node("gb200", 16), 16);
+  EXPECT_EQ(per_node("h100-sxm", 4), 4);
+}
+
 TEST(Catalog, LoadsTheBuiltInDataWithTheIdsScriptsUse) {
   Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
   ASSERT_TRUE(c.has_value()) << c.error().message();
   for (const char* id :
        {"h200-sxm", "h200-nvl", "h100-sxm", "h100-pcie", "a100-sxm-40gb", "a100-sxm-80gb",
-        "a100-pcie-80gb", "l4", "l40s", "t4", "t10", "b200", "mi300x", "mi325x"}) {
+        "a100-pcie-80gb", "l4", "l40s", "t4", "t10", "b200", "gb200", "mi300x", "mi325x"}) {
     EXPECT_TRUE(c->gpu(id).has_value()) << id;
   }
   for (const char* id : {"nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5", "ib-hdr-200g",

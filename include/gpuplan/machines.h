@@ -21,7 +21,8 @@ struct MachineSpec {
   std::string scale_up;   // default: the offer's, else the GPU's own
   std::string scale_out;  // default: the offer's
   int64_t gpus = 0;
-  int64_t gpus_per_node = 0;  // default: the offer's, else min(8, gpus)
+  int64_t gpus_per_node = 0;  // default: the offer's, else the GPUs one scale-up fabric joins
+                              // (8, or a larger NVLink domain: 72 on GB200), at most gpus
   int64_t nics_per_node = 0;  // default: the offer's, else one per GPU
 };
 

@@ -194,7 +194,9 @@ int run_train(const std::vector<std::string>& args) {
   app.add_option("--gpu", cf.gpu, "catalog GPU id");
   app.add_option("--offer", cf.offer, "catalog offer: GPU, node size, fabrics and price");
   app.add_option("--gpus", cf.gpus, "total GPUs")->required()->check(rule(fields::kGpus));
-  app.add_option("--gpus-per-node", cf.gpus_per_node, "GPUs per node (default 8 or the offer's)")
+  app.add_option("--gpus-per-node", cf.gpus_per_node,
+                 "GPUs per node (default: the offer's, else 8, or the GPU's NVLink domain where it "
+                 "spans more: 72 on GB200)")
       ->check(rule(fields::kGpusPerNode));
   app.add_option("--scale-up", cf.scale_up, "fabric inside a node (default: the GPU's)");
   app.add_option("--scale-out", cf.scale_out, "fabric between nodes (per NIC)");
