@@ -89,8 +89,9 @@ TEST(HoldoutData, EveryNvidia70bAndMoeRowResolvesAgainstTheCatalog) {
   Result<std::vector<ServingRow>> rows =
       read_serving_rows(holdout("inference-mlperf-v5.1-70b-moe.json"), shipped_catalog());
   ASSERT_TRUE(rows.has_value()) << rows.error().message();
-  // data/holdout/README.md: 22 single-node systems of 13 submitters, H200, H200 NVL and B200.
-  ASSERT_EQ(rows->size(), 54U);
+  // data/holdout/README.md: 25 single-node systems of 14 submitters: H200, H200 NVL, B200 and
+  // GB200 (one 4-GPU compute tray).
+  ASSERT_EQ(rows->size(), 60U);
   size_t metrics = 0;
   for (const ServingRow& row : *rows) {
     EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
@@ -99,7 +100,7 @@ TEST(HoldoutData, EveryNvidia70bAndMoeRowResolvesAgainstTheCatalog) {
     EXPECT_EQ(row.workload.max_output(), 1024) << row.id;
     metrics += row.metrics.size();
   }
-  EXPECT_EQ(metrics, 174U);  // 24 offline rows of 1 metric, 30 loaded rows of 5
+  EXPECT_EQ(metrics, 192U);  // 27 offline rows of 1 metric, 33 loaded rows of 5
 }
 
 // The training holdout likewise: every row read and its layout resolved, with its framework.
