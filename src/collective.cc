@@ -132,6 +132,27 @@ Seconds send_recv_time(Bytes bytes, bool crosses_nodes, const Network& net) {
   return bytes / link.bandwidth + link.latency;
 }
 
+Cluster scale_up_nodes(Cluster c) {
+  const int64_t tray = c.gpus_per_node;
+  const bool own_fabric =
+      c.gpu != nullptr && c.scale_up != nullptr && c.scale_up->id == c.gpu->scale_up;
+  if (!own_fabric || tray <= 0 || c.gpu->scale_up_domain <= tray || c.gpus <= tray) {
+    return c;
+  }
+  int64_t node = tray;
+  for (int64_t n = tray; n <= std::min(c.gpu->scale_up_domain, c.gpus); n += tray) {
+    if (c.gpus % n == 0) {
+      node = n;
+    }
+  }
+  const int64_t trays = node / tray;
+  c.gpus_per_node = node;
+  if (c.nics_per_node > 0) {
+    c.nics_per_node *= trays;
+  }
+  return c;
+}
+
 Network cluster_network(const Cluster& c, const TrainParams& p) {
   Network n;
   n.gpus_per_node = c.gpus_per_node;

@@ -75,6 +75,7 @@ Result<Machines> resolve_machines(const Catalog& c, const MachineSpec& f) {
   const int64_t node = std::max<int64_t>(8, cl.gpu->scale_up_domain);
   cl.gpus_per_node = cl.gpus_per_node == 0 ? std::min(node, f.gpus) : cl.gpus_per_node;
   cl.nics_per_node = cl.nics_per_node == 0 ? cl.gpus_per_node : cl.nics_per_node;
+  cl = scale_up_nodes(cl);  // nodes given as the trays of one NVLink domain join up
   if (f.gpus > cl.gpus_per_node) {
     if (out.empty()) {
       return fail("--scale-out", fmt::format("{} GPUs span nodes of {}", f.gpus, cl.gpus_per_node),
@@ -97,7 +98,7 @@ Cluster offer_cluster(const Catalog& c, const Offer& o, int64_t nodes) {
   cl.scale_up = *c.fabric(o.scale_up);
   cl.scale_out = o.scale_out.empty() ? nullptr : *c.fabric(o.scale_out);
   cl.nics_per_node = o.nics_per_node;
-  return cl;
+  return scale_up_nodes(cl);
 }
 
 Instance offer_instance(const Catalog& c, const Offer& o) {

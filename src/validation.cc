@@ -39,7 +39,10 @@ Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& 
       cl.nics_per_node = cl.gpus_per_node;  // not published: one per GPU, as the CLI assumes
       nics_assumed = true;
     }
-  } else if (cl.gpus > cl.gpus_per_node) {
+  }
+  // The row's nodes may be the trays of one NVLink domain (GB200 NVL72).
+  cl = scale_up_nodes(cl);
+  if (cl.scale_out == nullptr && cl.gpus > cl.gpus_per_node) {
     return fail(r.where(), "the run spans nodes but names no 'scale_out' fabric",
                 "give the network between nodes, e.g. \"ib-ndr-400g\"");
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "shipped_catalog.h"
+
 namespace gpuplan {
 namespace {
 
@@ -24,6 +26,36 @@ Network dgx_with_latency(double base, double intra, double inter) {
   n.intra_latency = Seconds(intra);
   n.inter_latency = Seconds(inter);
   return n;
+}
+
+TEST(ScaleUpNodes, TheTraysOfOneNvlinkDomainAreOneNode) {
+  // GB200 NVL72 (data/gpus/gb200.toml: one NVLink domain of 72), given as 4-GPU trays with a NIC
+  // per GPU: the node is the largest whole number of trays the domain holds that divides the
+  // GPUs, and its NICs are the trays'.
+  const Catalog& c = shipped_catalog();
+  auto cluster = [&](const char* gpu, int64_t gpus, int64_t per_node, const char* up) {
+    Cluster cl;
+    cl.gpu = *c.gpu(gpu);
+    cl.scale_up = *c.fabric(up);
+    cl.gpus = gpus;
+    cl.gpus_per_node = per_node;
+    cl.nics_per_node = per_node;
+    return scale_up_nodes(cl);
+  };
+  // 256 = 4 racks of 64 (72 does not divide 256; 64 is the largest multiple of 4 up to 72 that
+  // does); 144 = 2 full racks; 8 = 2 trays; 100 = 5 groups of 20 (no larger multiple of 4 up to
+  // 72 divides 100).
+  for (const auto& [gpus, node] :
+       {std::pair<int64_t, int64_t>{256, 64}, {144, 72}, {8, 8}, {100, 20}}) {
+    const Cluster cl = cluster("gb200", gpus, 4, "nvlink5");
+    EXPECT_EQ(cl.gpus_per_node, node) << gpus;
+    EXPECT_EQ(cl.nics_per_node, node) << gpus;  // 4 NICs per tray of 4 GPUs
+  }
+  // What one fabric does not span stays as given: a run within one tray, a run whose fabric is
+  // not the GPU's own, and an HGX H100 whose NVLink domain is its node of 8.
+  EXPECT_EQ(cluster("gb200", 4, 4, "nvlink5").gpus_per_node, 4);
+  EXPECT_EQ(cluster("gb200", 256, 4, "nvlink4").gpus_per_node, 4);
+  EXPECT_EQ(cluster("h100-sxm", 64, 8, "nvlink4").gpus_per_node, 8);
 }
 
 TEST(AllReduce, MatchesTheRingClosedFormInsideANode) {

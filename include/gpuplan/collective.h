@@ -90,6 +90,13 @@ struct Cluster {
 // (or link rate x nccl_efficiency where none is measured).
 Network cluster_network(const Cluster& c, const TrainParams& p);
 
+// The cluster with its nodes as the communication model counts them: a node is what one scale-up
+// fabric joins. Where the GPU's own fabric spans several of the nodes given (a GB200 NVL72 rack
+// of 4-GPU compute trays), a node is the largest group of them that the domain holds and that
+// divides the GPUs (256 GPUs in trays of 4: racks of 64), with their NICs together. Any other
+// cluster comes back as given.
+Cluster scale_up_nodes(Cluster c);
+
 }  // namespace gpuplan
 
 #endif  // GPUPLAN_COLLECTIVE_H_
