@@ -60,7 +60,8 @@ Result<Framework> load_framework(const std::string& path) {
         std::pair{"overlap_param_gather_since", &f.overlap_param_gather_since},
         std::pair{"tp_comm_overlap_since", &f.tp_comm_overlap_since},
         std::pair{"zero3_prefetch_since", &f.zero3_prefetch_since},
-        std::pair{"pipeline_embedding_layers_since", &f.pipeline_embedding_layers_since}}) {
+        std::pair{"pipeline_embedding_layers_since", &f.pipeline_embedding_layers_since},
+        std::pair{"custom_pipeline_layout_since", &f.custom_pipeline_layout_since}}) {
     std::optional<int64_t> year;
     GPUPLAN_ASSIGN_OR_RETURN(year, r.optional_integer(key, 2015, kCurrentYear));
     *field = year.value_or(0);

@@ -87,7 +87,14 @@ Interleaving interleaving_rule(const Model& m, int64_t pp, int64_t v, const Soft
     case PipelineEngine::kDeepSpeed:
       return Interleaving::kEngineCannot;
     case PipelineEngine::kMegatron:
-      return megatron_chunks(m, pp, v, sw) ? Interleaving::kRuns : Interleaving::kUneven;
+      if (megatron_chunks(m, pp, v, sw)) {
+        return Interleaving::kRuns;
+      }
+      if (sw.custom_pipeline_layout()) {
+        // A custom layout gives each chunk any layers, the embedding or the loss.
+        return pp * v > m.layers + 2 ? Interleaving::kTooManyChunks : Interleaving::kRuns;
+      }
+      return Interleaving::kUneven;
     case PipelineEngine::kCustom:
       return pp * v > m.layers ? Interleaving::kTooManyChunks : Interleaving::kRuns;
   }
@@ -120,6 +127,11 @@ std::optional<std::string> interleaving_problem(const Model& m, int64_t pp, int6
           "Megatron interleaves only when the {} layers divide into pp {} x {} virtual stages",
           m.layers, pp, v);
     case Interleaving::kTooManyChunks:
+      if (sw.pipeline() == PipelineEngine::kMegatron) {
+        return fmt::format(
+            "pp {} x {} virtual stages exceed the {} layers with the embedding and the loss", pp, v,
+            m.layers);
+      }
       return fmt::format("pp {} x {} virtual stages exceed the {} layers", pp, v, m.layers);
   }
   return std::nullopt;

@@ -311,10 +311,21 @@ TEST_F(TrainingTest, MegatronFrom2025CountsTheEmbeddingAndTheLossAsPipelineLayer
   EXPECT_EQ(interleaving_problem(m, 8, 8, old),
             "Megatron interleaves only when the 126 layers divide into pp 8 x 8 virtual stages");
   EXPECT_EQ(interleaving_problem(m, 8, 8, now), std::nullopt);
-  // Neither 126 nor 128 divides into pp 8 x 3 = 24 chunks.
-  EXPECT_EQ(interleaving_problem(m, 8, 3, now),
+  // Neither 126 nor 128 divides into pp 8 x 3 = 24 chunks: with the embedding rule alone (a
+  // framework without Megatron-Core's custom pipeline layout) that does not interleave.
+  Framework embedding_only = *now.framework;
+  embedding_only.custom_pipeline_layout_since = 0;
+  const Software uneven{.framework = &embedding_only, .year = 2025};
+  EXPECT_EQ(interleaving_problem(m, 8, 3, uneven),
             "Megatron interleaves only when the 126 layers, alone or with the embedding and the "
             "loss, divide into pp 8 x 3 virtual stages");
+  // Megatron-Core's custom layout (2025, --pipeline-model-parallel-layout) splits them anyhow,
+  // a chunk holding at least one layer, the embedding or the loss: up to 126 + 2 = 128 = 8 x 16
+  // chunks, not 8 x 17 = 136.
+  EXPECT_EQ(interleaving_problem(m, 8, 3, now), std::nullopt);
+  EXPECT_EQ(interleaving_problem(m, 8, 16, now), std::nullopt);
+  EXPECT_EQ(interleaving_problem(m, 8, 17, now),
+            "pp 8 x 17 virtual stages exceed the 126 layers with the embedding and the loss");
   // A model whose layers divide as they are still interleaves so (80 = 8 x 5 x 2; 82 does not).
   EXPECT_EQ(interleaving_problem(model("llama-3.1-70b"), 8, 5, now), std::nullopt);
   // The two counted layers are the first and last stage's: those hold 15 transformer layers,

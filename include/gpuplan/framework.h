@@ -59,6 +59,10 @@ struct Framework {
   // first and last stage then hold one transformer layer fewer, and a model interleaves where
   // its layers + 2 divide into pp x v chunks, as well as where its layers do.
   int64_t pipeline_embedding_layers_since = 0;
+  // Megatron's custom pipeline layout (--pipeline-model-parallel-layout): any split of the layers,
+  // the embedding and the loss into pp x v chunks, each chunk holding at least one of them, so a
+  // model interleaves wherever pp x v <= layers + 2.
+  int64_t custom_pipeline_layout_since = 0;
   // ZeRO-3 / FSDP: parameters per gathered bucket; 0 gathers one transformer layer at a time
   // (FSDP wraps each block as a unit).
   double zero3_bucket_params = 0;
@@ -84,6 +88,9 @@ struct Software {
   bool zero3_prefetch() const { return since(framework->zero3_prefetch_since); }
   bool pipeline_embedding_layers() const {
     return framework != nullptr && since(framework->pipeline_embedding_layers_since);
+  }
+  bool custom_pipeline_layout() const {
+    return framework != nullptr && since(framework->custom_pipeline_layout_since);
   }
   // The pipeline engine; without a framework, Megatron's.
   PipelineEngine pipeline() const {
