@@ -60,16 +60,31 @@ TEST(Machines, ANodeIsWhatOneScaleUpFabricJoins) {
   EXPECT_EQ(per_node("h100-sxm", 4), 4);
 }
 
+TEST(Catalog, TheH100NvlIsAnH200NvlComputeWithLessMemoryAndAPairBridge) {
+  // research notes sec. 1.1-1.2: the NVL parts share their dense peaks (835.5 TFLOP/s bf16);
+  // the H100 NVL has 94 GB at 3.9 TB/s (NVML: 99,961,274,368 B) against 141 GB at 4.8 TB/s,
+  // and a bridge of 600 GB/s per GPU (300 per direction) joining pairs, not up to four cards.
+  const Catalog& c = shipped_catalog();
+  const Gpu& h100 = *c.gpu("h100-nvl").value();
+  const Gpu& h200 = *c.gpu("h200-nvl").value();
+  EXPECT_EQ(h100.peak_for(Precision::kBf16)->si(), h200.peak_for(Precision::kBf16)->si());
+  EXPECT_NEAR(h100.memory_usable.si(), 99961274368.0, 1024.0 * 1024.0);
+  EXPECT_DOUBLE_EQ(h100.memory_bandwidth.si(), 3.9e12);
+  EXPECT_EQ(h100.scale_up_domain, 2);
+  EXPECT_DOUBLE_EQ(c.fabric("nvlink4-bridge-pair").value()->bandwidth.si(), 300e9);
+}
+
 TEST(Catalog, LoadsTheBuiltInDataWithTheIdsScriptsUse) {
   Result<Catalog> c = Catalog::load(GPUPLAN_DATA_DIR);
   ASSERT_TRUE(c.has_value()) << c.error().message();
-  for (const char* id :
-       {"h200-sxm", "h200-nvl", "h100-sxm", "h100-pcie", "a100-sxm-40gb", "a100-sxm-80gb",
-        "a100-pcie-80gb", "l4", "l40s", "t4", "t10", "b200", "gb200", "mi300x", "mi325x"}) {
+  for (const char* id : {"h200-sxm", "h200-nvl", "h100-sxm", "h100-pcie", "a100-sxm-40gb",
+                         "a100-sxm-80gb", "a100-pcie-80gb", "l4", "l40s", "t4", "t10", "b200",
+                         "gb200", "h100-nvl", "mi300x", "mi325x"}) {
     EXPECT_TRUE(c->gpu(id).has_value()) << id;
   }
-  for (const char* id : {"nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5", "ib-hdr-200g",
-                         "ib-ndr-400g", "roce-200g", "roce-400g", "opa-100g", "ethernet-100g"}) {
+  for (const char* id :
+       {"nvlink3", "nvlink4", "nvlink4-bridge-pair", "nvlink5", "pcie3", "pcie4", "pcie5",
+        "ib-hdr-200g", "ib-ndr-400g", "roce-200g", "roce-400g", "opa-100g", "ethernet-100g"}) {
     EXPECT_TRUE(c->fabric(id).has_value()) << id;
   }
   for (const char* id :
