@@ -257,5 +257,28 @@ TEST(OfferLoader, RejectsAPriceWithoutCurrencyAndPeriod) {
                     "currency code and the unit, e.g. '55.04 USD/h'"));
 }
 
+TEST(Catalog, TheReadmeCountsWhatTheCatalogShips) {
+  // README.md's first paragraph names the size of the catalog a new user gets ("a catalog of 18
+  // GPUs, 18 interconnects, ..."); each count is read back here and compared with the catalog
+  // data/ loads, so adding a GPU or an engine without the README fails this test.
+  std::ifstream in(std::string(GPUPLAN_DATA_DIR) + "/../README.md");
+  ASSERT_TRUE(in) << "README.md next to data/";
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  const std::regex sentence(
+      "a catalog of (\\d+) GPUs, (\\d+) interconnects, (\\d+) models, (\\d+) training "
+      "frameworks, (\\d+) serving engines, (\\d+) request-length data sets and (\\d+) offers");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, sentence)) << "the README's catalog sentence";
+  const Catalog& c = shipped_catalog();
+  EXPECT_EQ(std::stoul(m[1]), c.gpus().size()) << "GPUs";
+  EXPECT_EQ(std::stoul(m[2]), c.fabrics().size()) << "interconnects";
+  EXPECT_EQ(std::stoul(m[3]), c.models().size()) << "models";
+  EXPECT_EQ(std::stoul(m[4]), c.frameworks().size()) << "training frameworks";
+  EXPECT_EQ(std::stoul(m[5]), c.engines().size()) << "serving engines";
+  EXPECT_EQ(std::stoul(m[6]), c.datasets().size()) << "data sets";
+  EXPECT_EQ(std::stoul(m[7]), c.offers().size()) << "offers";
+}
+
 }  // namespace
 }  // namespace gpuplan
