@@ -20,6 +20,7 @@ namespace {
 constexpr std::array kBalancers = {
     std::pair{Balancer::kRoundRobin, std::string_view("round-robin")},
     std::pair{Balancer::kLeastLoaded, std::string_view("least-loaded")},
+    std::pair{Balancer::kLeastTokens, std::string_view("least-tokens")},
 };
 
 }  // namespace

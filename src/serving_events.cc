@@ -70,10 +70,11 @@ struct Pool {
 };
 
 struct Engine {
-  uint8_t pool = 0;                // its index in Events::pools_
-  std::deque<int64_t> waiting;     // request slots, first come first served
-  std::vector<int64_t> running;    // slots in admission order; kGone where one left
-  int64_t live = 0;                // running slots not gone
+  uint8_t pool = 0;              // its index in Events::pools_
+  std::deque<int64_t> waiting;   // request slots, first come first served
+  std::vector<int64_t> running;  // slots in admission order; kGone where one left
+  int64_t live = 0;              // running slots not gone
+  int64_t prompts = 0;           // prompt tokens of the requests waiting or running (least-tokens)
   std::deque<int64_t> prefilling;  // running slots still prefilling, in admission order
   int64_t decoders = 0;
   int64_t context = 0;  // tokens the decoders hold: input + generated, summed
@@ -256,14 +257,18 @@ class Events {
     if (s_.balancer == Balancer::kRoundRobin) {
       target = first + static_cast<size_t>(id % static_cast<int64_t>(last - first));
     } else {
+      // Least-loaded by requests, or by their prompt tokens; ties: the lowest engine.
+      const bool by_tokens = s_.balancer == Balancer::kLeastTokens;
+      auto weight = [&](const Engine& g) { return by_tokens ? g.prompts : g.load(); };
       for (size_t e = first + 1; e < last; ++e) {
-        if (engines_[e].load() < engines_[target].load()) {
+        if (weight(engines_[e]) < weight(engines_[target])) {
           target = e;
         }
       }
     }
     detail::IterationClock& clock = pool(engines_[target]).clock;
     Engine& g = engines_[target];
+    g.prompts += slots_[static_cast<size_t>(slot)].input;
     const bool head = g.waiting.empty();
     g.waiting.push_back(slot);
     if (!g.busy) {
@@ -290,6 +295,7 @@ class Events {
   void leave(Engine& e, Request& q) {
     e.running[q.position] = kGone;
     --e.live;
+    e.prompts -= q.input;
     q.state = State::kWaiting;
     if (e.running.size() > 64 && static_cast<size_t>(e.live) * 2 < e.running.size()) {
       std::erase(e.running, kGone);

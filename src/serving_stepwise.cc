@@ -38,6 +38,7 @@ struct Engine {
   bool batch_open = true;  // static batching: may admit (only between batches)
   Ticks end = 0;           // end of the iteration in flight
   std::vector<Work> work;  // the iteration in flight
+  int64_t prompts = 0;     // prompt tokens of the requests waiting or running (least-tokens)
 
   int64_t load() const { return static_cast<int64_t>(waiting.size() + running.size()); }
 };
@@ -104,13 +105,16 @@ class Stepwise {
     if (s_.balancer == Balancer::kRoundRobin) {
       target = static_cast<size_t>(id % static_cast<int64_t>(engines_.size()));
     } else {
+      const bool by_tokens = s_.balancer == Balancer::kLeastTokens;
+      auto weight = [&](const Engine& g) { return by_tokens ? g.prompts : g.load(); };
       for (size_t e = 1; e < engines_.size(); ++e) {
-        if (engines_[e].load() < engines_[target].load()) {
+        if (weight(engines_[e]) < weight(engines_[target])) {
           target = e;
         }
       }
     }
     engines_[target].waiting.push_back(id);
+    engines_[target].prompts += requests_[static_cast<size_t>(id)].input;
   }
 
   // Paged KV cache: every decoding sequence needs one more token of cache this iteration.
@@ -240,6 +244,7 @@ class Stepwise {
         return false;
       }
       e.kv_used -= q.kv;
+      e.prompts -= q.input;
       return true;
     });
     e.busy = false;

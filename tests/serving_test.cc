@@ -138,6 +138,38 @@ TEST_F(ServingTest, IdenticalReplicasBehindRoundRobinDoubleTheThroughput) {
               1e-9 * one.output_tokens_per_s);
 }
 
+TEST_F(ServingTest, LeastTokensWeighsTheQueuesByTheirPromptsLeastLoadedByTheirRequests) {
+  // Four requests at t = 0 on 2 replicas, each answered with one token: a prompt of 1,000
+  // tokens, then three of 10. Least-loaded counts requests (ties: the first replica): 1,000 and
+  // 10 share replica 0, 10 and 10 replica 1. Least-tokens counts prompt tokens: the 1,000 is
+  // alone on replica 0 and the three short prompts all go to replica 1 (10, 20, 30 < 1,000).
+  // Each replica prefills what it holds in one iteration (30 ... 1,010 tokens are within the
+  // 8,192-token budget); a prompt of c tokens adds c (c + 1) / 2 causal keys. The first token
+  // ends each request, so TTFT is the length of its replica's iteration.
+  Workload w = work(4, 0, 0);
+  w.lengths = {{1000, 1}, {10, 1}, {10, 1}, {10, 1}};
+  auto prefill = [](std::initializer_list<int64_t> prompts) {
+    BatchShape b;
+    for (int64_t c : prompts) {
+      b.prefill_tokens += c;
+      b.prefill_keys += static_cast<double>(c * (c + 1) / 2);
+      ++b.logits;
+    }
+    return model_->iteration(b).total().si();
+  };
+  ServingSetup s;
+  s.replicas = 2;
+  s.balancer = Balancer::kLeastLoaded;
+  const ServingResult requests = simulate_serving(*model_, w, s);
+  EXPECT_NEAR(requests.ttft.mean, (2 * prefill({1000, 10}) + 2 * prefill({10, 10})) / 4, 1e-9);
+  s.balancer = Balancer::kLeastTokens;
+  const ServingResult tokens = simulate_serving(*model_, w, s);
+  EXPECT_NEAR(tokens.ttft.mean, (prefill({1000}) + 3 * prefill({10, 10, 10})) / 4, 1e-9);
+  EXPECT_LT(tokens.ttft.mean, requests.ttft.mean);
+  // The iteration-by-iteration reference routes the same way.
+  EXPECT_EQ(detail::simulate_serving_stepwise(*model_, w, s).ttft.mean, tokens.ttft.mean);
+}
+
 TEST_F(ServingTest, SameSeedSameResultOtherSeedOtherArrivals) {
   const Workload w = work(500, 300, 100, 10.0);
   const ServingResult a = simulate_serving(*model_, w, ServingSetup{});
@@ -503,7 +535,8 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
     }
     ServingSetup s;
     s.replicas = pick(1, 3);
-    s.balancer = pick(0, 1) == 1 ? Balancer::kRoundRobin : Balancer::kLeastLoaded;
+    s.balancer = std::array{Balancer::kRoundRobin, Balancer::kLeastLoaded,
+                            Balancer::kLeastTokens}[static_cast<size_t>(pick(0, 2))];
     s.kv_policy = pick(0, 1) == 1 ? KvPolicy::kPaged : KvPolicy::kReserve;
     if (pick(0, 5) == 0) {
       s.batching = Batching::kStatic;
@@ -722,6 +755,7 @@ TEST(ServingDistribution, PercentilesAreExactThenWithinTheBucketWidth) {
 TEST_F(ServingTest, BalancerNamesParseWithASuggestion) {
   EXPECT_EQ(*parse_balancer("round-robin"), Balancer::kRoundRobin);
   EXPECT_EQ(balancer_name(Balancer::kLeastLoaded), "least-loaded");
+  EXPECT_EQ(*parse_balancer("least-tokens"), Balancer::kLeastTokens);
   Result<Balancer> bad = parse_balancer("least-load");
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().hint.find("least-loaded"), std::string::npos);

@@ -36,6 +36,8 @@ enum class Batching {
 enum class Balancer {
   kRoundRobin,   // request i goes to instance i mod R
   kLeastLoaded,  // to the instance with the fewest requests queued or running
+  kLeastTokens,  // to the instance whose queued and running requests have the fewest prompt
+                 // tokens (NVIDIA's MLPerf harness: isl_load_balancing)
 };
 std::string_view balancer_name(Balancer b);
 Result<Balancer> parse_balancer(std::string_view name);

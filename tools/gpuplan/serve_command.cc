@@ -118,7 +118,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
       ->check(rule(fields::kRequests));
   app.add_option("--replicas", f.replicas, "instances behind the load balancer (default 1)")
       ->check(rule(fields::kReplicas));
-  app.add_option("--balancer", f.balancer, "least-loaded or round-robin (default least-loaded)");
+  app.add_option("--balancer", f.balancer,
+                 "least-loaded (fewest requests), least-tokens (fewest prompt tokens) or "
+                 "round-robin (default least-loaded)");
   app.add_option("--engine", f.engine,
                  "serving engine whose defaults apply: an id of gpuplan catalog list engines "
                  "(default: the one the serving parameters were fitted with, named in "
