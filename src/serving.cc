@@ -33,10 +33,7 @@ Result<Balancer> parse_balancer(std::string_view name) {
   return detail::parse_from(kBalancers, name, "balancer");
 }
 
-namespace {
-
-// Whether two runs agree on what a steady run reports (SteadyState::tolerance).
-bool agree(const ServingResult& a, const ServingResult& b, double tolerance) {
+bool runs_agree(const ServingResult& a, const ServingResult& b, double tolerance) {
   auto close = [&](double x, double y, double floor) {
     return std::abs(x - y) <= tolerance * std::max(std::abs(x), std::abs(y)) + floor;
   };
@@ -49,8 +46,6 @@ bool agree(const ServingResult& a, const ServingResult& b, double tolerance) {
   }
   return close(a.output_tokens_per_s, b.output_tokens_per_s, 0);
 }
-
-}  // namespace
 
 Workload steady_run(const Workload& w, int64_t requests, const SteadyState& steady) {
   Workload run = w;
@@ -76,7 +71,7 @@ SettledResult simulate_settled(const InferenceModel& model, const Workload& w,
     n = run.requests;
     ServingResult r = simulate_serving(model, run, s);
     ++out.runs;
-    if (!r.feasible || (last && agree(*last, r, steady.tolerance))) {
+    if (!r.feasible || (last && runs_agree(*last, r, steady.tolerance))) {
       out.result = std::move(r);
       return out;
     }
@@ -177,7 +172,7 @@ Capacity bisect_capacity(const Simulate& simulate, const Workload& w, const Slo&
     std::optional<ServingResult> last;
     for (int64_t n = requests;; n *= 2) {
       ServingResult r = simulate(steady_run(p, n, kSearchRun));
-      if (!settle || !meets_slo(r, slo) || (last && agree(*last, r, kSearchRun.tolerance)) ||
+      if (!settle || !meets_slo(r, slo) || (last && runs_agree(*last, r, kSearchRun.tolerance)) ||
           2 * n > std::max(kSearchRun.most, requests)) {
         return r;
       }

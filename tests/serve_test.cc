@@ -83,6 +83,33 @@ TEST(ServeTest, ALoadedRunShowsWhatASlowerEngineWouldDoToItsLatency) {
   EXPECT_EQ(answer("llama-3.1-8b", j).slower, 0);
 }
 
+TEST(ServeTest, ALoadedRunIsCheckedAgainstOneTwiceAsLong) {
+  // A Poisson run of the default 1,000 requests at 95 % of tp 1's offline ceiling: the batch is
+  // still growing (a load this near capacity takes many mean service times to settle; each
+  // request here lasts about 50 decode iterations), so the same load run for 2,000 requests
+  // decodes in larger batches, its median TPOT more than 3 % longer, and the run is not steady.
+  ServeJob j = h100_job();
+  j.tp = 1;
+  j.slo = Slo{};
+  j.simulate_load = false;
+  const ServeAnswer base = answer("llama-3.1-8b", j);
+  ASSERT_NE(base.best_option(), nullptr);
+  j.simulate_load = true;
+  j.workload.rate_per_s = 0.95 * offline_ceiling(*base.best_option(), 1);
+  const ServeAnswer near = answer("llama-3.1-8b", j);
+  ASSERT_TRUE(near.run && near.run_longer);
+  EXPECT_EQ(near.run->simulated, 1000);
+  EXPECT_EQ(near.run_longer->simulated, 2000);
+  EXPECT_GT(near.run_longer->tpot.p50, near.run->tpot.p50 * (1 + kSearchRun.tolerance));
+  EXPECT_FALSE(near.run_settled);
+  EXPECT_EQ(near.run_settled, runs_agree(*near.run, *near.run_longer, kSearchRun.tolerance));
+  // Every request queued at once has no steady state to reach: nothing to check.
+  j.workload.rate_per_s = 0;
+  const ServeAnswer offline = answer("llama-3.1-8b", j);
+  EXPECT_FALSE(offline.run_longer.has_value());
+  EXPECT_TRUE(offline.run_settled);
+}
+
 TEST(ServeTest, AFleetSaysWhenEvenMoreReplicasOfSlowerEnginesWouldMissIt) {
   // A p99 TPOT bound 1.2 times what one H100 gives at 0.5 requests/s (about the one-sequence
   // floor F): the fleet meets it, but engines 1.5 times slower take at least 1.5 F per token

@@ -174,6 +174,12 @@ struct ServeAnswer {
   double slower = 0;
   std::optional<ServingResult> run_slower;
   bool slower_overload = false;
+  // Whether a loaded `run` reached its steady state: the same load run for twice the requests
+  // (`run_longer`) reports the same within SteadyState::tolerance (runs_agree). Where it does
+  // not, `run`'s percentiles depend on how long it ran (a sweep runs each load until it
+  // settles).
+  std::optional<ServingResult> run_longer;
+  bool run_settled = true;
 
   const ServeOption* best_option() const {
     return best < 0 ? nullptr : &options[static_cast<size_t>(best)];

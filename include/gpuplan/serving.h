@@ -227,6 +227,10 @@ inline constexpr SteadyState kSearchRun{.first = 1'000, .most = 16'000, .per_use
 // (or, for a closed loop, at least steady.per_user per user).
 Workload steady_run(const Workload& w, int64_t requests, const SteadyState& steady);
 
+// Whether two runs of one load report the same steady state: throughput and the p50, p90 and
+// p99 of TTFT, TPOT and E2E within `tolerance` of each other (latencies 0.03 ms apart agree).
+bool runs_agree(const ServingResult& a, const ServingResult& b, double tolerance);
+
 // A simulation of `w` that runs until it settles (SteadyState), the request count of `w` aside;
 // an offline or static-batch workload, which has no steady state, is simulated as given.
 // `settled` says whether it did; when not, the load is past what the setup sustains (queues

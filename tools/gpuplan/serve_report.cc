@@ -637,6 +637,12 @@ void write_best(JsonWriter& j, const ServeReport& r) {
   if (a.run) {
     write_result(j, "simulation", *a.run);
     j.field("simulation_overload", a.run_overload);
+    if (a.run_longer) {
+      // The same load run twice as long, and whether it reports the same (ServeAnswer).
+      j.key("settling").begin_object().field("settled", a.run_settled);
+      write_result(j, "simulation", *a.run_longer);
+      j.end_object();
+    }
     if (a.slower > 0) {
       j.key("sensitivity").begin_object().field("time_scale", a.slower);
       j.field("overload", a.slower_overload);
@@ -862,6 +868,18 @@ void print_serve_text(const ServeReport& r) {
                        ? tr(lang, ", paged KV cache", ", cache KV paginado")
                        : ""));
     print_result(*a.run, lang);
+    if (a.run_longer && !a.run_settled) {
+      const ServingResult& l = *a.run_longer;
+      emit("{}", say(lang,
+                     "  not steady  a run of {} requests gives TTFT p99 {}, TPOT p99 {}, E2E p99 "
+                     "{}: the percentiles above depend on how long the run lasts (--requests); "
+                     "a sweep (--rate a,b) runs each load until it settles\n",
+                     "  instável    uma simulação de {} requisições dá TTFT p99 {}, TPOT p99 {}, "
+                     "E2E p99 {}: os percentis acima dependem da duração da simulação "
+                     "(--requests); uma varredura (--rate a,b) simula cada carga até estabilizar\n",
+                     number(static_cast<double>(l.simulated), 0, lang), ms(l.ttft.p99, lang),
+                     ms(l.tpot.p99, lang), duration_text(Seconds(l.e2e.p99), lang)));
+    }
     if (a.run_overload) {
       emit("{}", say(lang,
                      "  overload    the arrivals exceed what the replicas complete with every "
