@@ -29,6 +29,19 @@ ServeAnswer answer(const char* model, const ServeJob& j) {
   return serve(*c.model(model), j, c.memory_params(), c.train_params(), c.inference_params());
 }
 
+// Llama 3.1 8B on one H100 (tp 1), no objective, loaded at `share` of that instance's offline
+// ceiling (the rate its replicas complete with every request queued at once).
+ServeJob loaded_tp1(double share) {
+  ServeJob j = h100_job();
+  j.tp = 1;
+  j.slo = Slo{};
+  j.simulate_load = false;
+  const ServeAnswer base = answer("llama-3.1-8b", j);
+  j.simulate_load = true;
+  j.workload.rate_per_s = share * offline_ceiling(*base.best_option(), 1);
+  return j;
+}
+
 TEST(ServeTest, TriesPowersOfTwoUpToTheNodeAndPicksTheMostPerGpu) {
   ServeJob j = h100_job();
   j.workload.users = 50;
@@ -55,17 +68,9 @@ TEST(ServeTest, ALoadedRunShowsWhatASlowerEngineWouldDoToItsLatency) {
   // no objective: the best shape's offline ceiling C; a slower engine's is C / 1.1.
   const Catalog& c = shipped_catalog();
   ASSERT_DOUBLE_EQ(c.inference_params().speed_uncertainty, 0.10);
-  ServeJob j = h100_job();
-  j.tp = 1;
-  j.slo = Slo{};
-  j.simulate_load = false;
-  const ServeAnswer base = answer("llama-3.1-8b", j);
-  ASSERT_NE(base.best_option(), nullptr);
-  const double ceiling = offline_ceiling(*base.best_option(), 1);
-  j.simulate_load = true;
   // At 60 % of the ceiling both run; the slower engine's queue is longer and its latencies
   // higher, by more than 10 % in TPOT (a larger batch per slower iteration).
-  j.workload.rate_per_s = 0.6 * ceiling;
+  ServeJob j = loaded_tp1(0.6);
   const ServeAnswer a = answer("llama-3.1-8b", j);
   ASSERT_TRUE(a.run && a.run_slower);
   EXPECT_DOUBLE_EQ(a.slower, 1.1);
@@ -73,8 +78,7 @@ TEST(ServeTest, ALoadedRunShowsWhatASlowerEngineWouldDoToItsLatency) {
   EXPECT_GT(a.run_slower->tpot.p99, 1.1 * a.run->tpot.p99);
   EXPECT_GT(a.run_slower->ttft.p99, a.run->ttft.p99);
   // At 95 % of the ceiling the slower engines' ceiling (91 %) is below the arrivals.
-  j.workload.rate_per_s = 0.95 * ceiling;
-  const ServeAnswer near = answer("llama-3.1-8b", j);
+  const ServeAnswer near = answer("llama-3.1-8b", loaded_tp1(0.95));
   EXPECT_FALSE(near.run_overload);
   EXPECT_TRUE(near.slower_overload);
   EXPECT_FALSE(near.run_slower.has_value());
@@ -88,14 +92,7 @@ TEST(ServeTest, ALoadedRunIsCheckedAgainstOneTwiceAsLong) {
   // still growing (a load this near capacity takes many mean service times to settle; each
   // request here lasts about 50 decode iterations), so the same load run for 2,000 requests
   // decodes in larger batches, its median TPOT more than 3 % longer, and the run is not steady.
-  ServeJob j = h100_job();
-  j.tp = 1;
-  j.slo = Slo{};
-  j.simulate_load = false;
-  const ServeAnswer base = answer("llama-3.1-8b", j);
-  ASSERT_NE(base.best_option(), nullptr);
-  j.simulate_load = true;
-  j.workload.rate_per_s = 0.95 * offline_ceiling(*base.best_option(), 1);
+  ServeJob j = loaded_tp1(0.95);
   const ServeAnswer near = answer("llama-3.1-8b", j);
   ASSERT_TRUE(near.run && near.run_longer);
   EXPECT_EQ(near.run->simulated, 1000);
