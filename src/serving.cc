@@ -8,6 +8,8 @@
 #include <cmath>
 #include <fstream>
 #include <optional>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpuplan/fields.h"
@@ -33,18 +35,29 @@ Result<Balancer> parse_balancer(std::string_view name) {
   return detail::parse_from(kBalancers, name, "balancer");
 }
 
-bool runs_agree(const ServingResult& a, const ServingResult& b, double tolerance) {
-  auto close = [&](double x, double y, double floor) {
-    return std::abs(x - y) <= tolerance * std::max(std::abs(x), std::abs(y)) + floor;
-  };
+RunDifference widest_difference(const ServingResult& a, const ServingResult& b) {
   constexpr double kLatencyFloor = 3e-5;  // 0.03 ms: below that, latencies are equal
-  for (const auto& [p, q] : {std::pair{a.ttft, b.ttft}, {a.tpot, b.tpot}, {a.e2e, b.e2e}}) {
-    if (!close(p.p50, q.p50, kLatencyFloor) || !close(p.p90, q.p90, kLatencyFloor) ||
-        !close(p.p99, q.p99, kLatencyFloor)) {
-      return false;
+  RunDifference widest;
+  auto consider = [&](std::string measure, double x, double y, bool latency) {
+    const double larger = std::max(std::abs(x), std::abs(y));
+    const double gap = std::abs(x - y) - (latency ? kLatencyFloor : 0.0);
+    const double apart = larger > 0 ? std::max(0.0, gap) / larger : 0.0;
+    if (widest.measure.empty() || apart > widest.apart) {
+      widest = {std::move(measure), x, y, apart, latency};
     }
+  };
+  consider("throughput", a.output_tokens_per_s, b.output_tokens_per_s, false);
+  for (const auto& [name, p, q] :
+       {std::tuple{"TTFT", a.ttft, b.ttft}, {"TPOT", a.tpot, b.tpot}, {"E2E", a.e2e, b.e2e}}) {
+    consider(fmt::format("{} p50", name), p.p50, q.p50, true);
+    consider(fmt::format("{} p90", name), p.p90, q.p90, true);
+    consider(fmt::format("{} p99", name), p.p99, q.p99, true);
   }
-  return close(a.output_tokens_per_s, b.output_tokens_per_s, 0);
+  return widest;
+}
+
+bool runs_agree(const ServingResult& a, const ServingResult& b, double tolerance) {
+  return widest_difference(a, b).apart <= tolerance;
 }
 
 Workload steady_run(const Workload& w, int64_t requests, const SteadyState& steady) {

@@ -170,6 +170,32 @@ TEST_F(ServingTest, LeastTokensWeighsTheQueuesByTheirPromptsLeastLoadedByTheirRe
   EXPECT_EQ(detail::simulate_serving_stepwise(*model_, w, s).ttft.mean, tokens.ttft.mean);
 }
 
+TEST(RunDifference, NamesTheMeasureTwoRunsDisagreeOnMost) {
+  // Two runs alike but for TPOT p50 (20 against 21 ms) and throughput (1,000 against 1,010
+  // tokens/s): the TPOT median is (1 ms - 0.03 ms) / 21 ms = 4.62 % apart, throughput
+  // 10 / 1,010 = 0.99 %. Past a 3 % tolerance the runs disagree; within 5 % they agree.
+  ServingResult a;
+  a.output_tokens_per_s = 1000;
+  a.ttft = {.mean = 0.05, .p50 = 0.04, .p90 = 0.08, .p99 = 0.1, .max = 0.2};
+  a.tpot = {.mean = 0.02, .p50 = 0.020, .p90 = 0.025, .p99 = 0.03, .max = 0.04};
+  a.e2e = {.mean = 2, .p50 = 2, .p90 = 2.5, .p99 = 3, .max = 4};
+  ServingResult b = a;
+  b.output_tokens_per_s = 1010;
+  b.tpot.p50 = 0.021;
+  const RunDifference d = widest_difference(a, b);
+  EXPECT_EQ(d.measure, "TPOT p50");
+  EXPECT_TRUE(d.latency);
+  EXPECT_DOUBLE_EQ(d.first, 0.020);
+  EXPECT_DOUBLE_EQ(d.second, 0.021);
+  EXPECT_NEAR(d.apart, (0.001 - 3e-5) / 0.021, 1e-12);
+  EXPECT_FALSE(runs_agree(a, b, 0.03));
+  EXPECT_TRUE(runs_agree(a, b, 0.05));
+  // Latencies 0.03 ms apart are equal: only throughput differs then.
+  b.tpot.p50 = 0.02003;
+  EXPECT_EQ(widest_difference(a, b).measure, "throughput");
+  EXPECT_NEAR(widest_difference(a, b).apart, 10.0 / 1010, 1e-12);
+}
+
 TEST_F(ServingTest, SameSeedSameResultOtherSeedOtherArrivals) {
   const Workload w = work(500, 300, 100, 10.0);
   const ServingResult a = simulate_serving(*model_, w, ServingSetup{});

@@ -227,8 +227,22 @@ inline constexpr SteadyState kSearchRun{.first = 1'000, .most = 16'000, .per_use
 // (or, for a closed loop, at least steady.per_user per user).
 Workload steady_run(const Workload& w, int64_t requests, const SteadyState& steady);
 
-// Whether two runs of one load report the same steady state: throughput and the p50, p90 and
-// p99 of TTFT, TPOT and E2E within `tolerance` of each other (latencies 0.03 ms apart agree).
+// Where two runs of one load differ most, over what a steady run reports: its output tokens/s
+// and the p50, p90 and p99 of TTFT, TPOT and E2E. `measure` names it ("TPOT p50"); `first` and
+// `second` are its values in `a` and `b` (seconds, or output tokens/s for "throughput"); `apart`
+// is |first - second| over the larger, less 0.03 ms for a latency (below that, latencies are
+// equal).
+struct RunDifference {
+  std::string measure;
+  double first = 0;
+  double second = 0;
+  double apart = 0;
+  bool latency = false;
+};
+RunDifference widest_difference(const ServingResult& a, const ServingResult& b);
+
+// Whether two runs of one load report the same steady state: no measure of widest_difference
+// more than `tolerance` apart.
 bool runs_agree(const ServingResult& a, const ServingResult& b, double tolerance);
 
 // A simulation of `w` that runs until it settles (SteadyState), the request count of `w` aside;

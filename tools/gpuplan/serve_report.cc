@@ -869,16 +869,25 @@ void print_serve_text(const ServeReport& r) {
                        : ""));
     print_result(*a.run, lang);
     if (a.run_longer && !a.run_settled) {
-      const ServingResult& l = *a.run_longer;
+      // Where the same load run twice as long differs most (ServeAnswer::run_settled).
+      const RunDifference d = widest_difference(*a.run, *a.run_longer);
+      auto value = [&](double v) {
+        return d.latency ? ms(v, lang)
+                         : number(std::round(v), 0, lang) +
+                               tr(lang, " output tokens/s", " tokens de saída/s");
+      };
       emit("{}", say(lang,
-                     "  not steady  a run of {} requests gives TTFT p99 {}, TPOT p99 {}, E2E p99 "
-                     "{}: the percentiles above depend on how long the run lasts (--requests); "
-                     "a sweep (--rate a,b) runs each load until it settles\n",
-                     "  instável    uma simulação de {} requisições dá TTFT p99 {}, TPOT p99 {}, "
-                     "E2E p99 {}: os percentis acima dependem da duração da simulação "
-                     "(--requests); uma varredura (--rate a,b) simula cada carga até estabilizar\n",
-                     number(static_cast<double>(l.simulated), 0, lang), ms(l.ttft.p99, lang),
-                     ms(l.tpot.p99, lang), duration_text(Seconds(l.e2e.p99), lang)));
+                     "  not steady  twice the requests ({}) give {} {} against {} here, {} % "
+                     "apart (a steady run stays within {:.0f} %): the figures above depend on how "
+                     "long the run lasts (--requests); a sweep ({} a,b) runs each load until it "
+                     "settles\n",
+                     "  instável    o dobro de requisições ({}) dá {} {} contra {} aqui, {} % de "
+                     "diferença (em regime fica dentro de {:.0f} %): os números acima dependem da "
+                     "duração da simulação (--requests); uma varredura ({} a,b) simula cada carga "
+                     "até estabilizar\n",
+                     number(static_cast<double>(a.run_longer->simulated), 0, lang), d.measure,
+                     value(d.second), value(d.first), number(100 * d.apart, 1, lang),
+                     100 * kSearchRun.tolerance, job.closed() ? "--users" : "--rate"));
     }
     if (a.run_overload) {
       emit("{}", say(lang,
