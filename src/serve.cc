@@ -465,19 +465,20 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
     }
     a.requests = w.requests;
     a.run = simulate_serving(*best->model, w, job.setup);
-    a.run_overload = !job.closed() && w.rate_per_s > offline_ceiling(*best, job.setup.replicas);
+    const double ceiling = offline_ceiling(*best, job.setup.replicas);
+    a.run_overload = !job.closed() && w.rate_per_s > ceiling;
     const bool loaded = (w.rate_per_s > 0 || w.users > 0) &&
-                        job.setup.batching == Batching::kContinuous && !a.run_overload;
-    if (loaded && a.run->feasible) {
+                        job.setup.batching == Batching::kContinuous && !a.run_overload &&
+                        a.run->feasible;
+    if (loaded) {
       a.run_longer = simulate_serving(
           *best->model, steady_run(job.workload, 2 * w.requests, kSearchRun), job.setup);
       a.run_settled = runs_agree(*a.run, *a.run_longer, kSearchRun.tolerance);
     }
-    if (loaded && ip.speed_uncertainty > 0 && a.run->feasible) {
+    if (loaded && ip.speed_uncertainty > 0) {
       // Every iteration slower by the same factor: the offline ceiling falls by exactly it.
       a.slower = slower;
-      a.slower_overload =
-          !job.closed() && w.rate_per_s > offline_ceiling(*best, job.setup.replicas) / slower;
+      a.slower_overload = !job.closed() && w.rate_per_s > ceiling / slower;
       if (!a.slower_overload) {
         a.run_slower = simulate_serving(slow(), w, job.setup);
       }
