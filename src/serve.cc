@@ -463,17 +463,38 @@ ServeAnswer serve(const Model& model, const ServeJob& job_in, const MemoryParams
       // closed loop's first round, sent together) simulated, not counted.
       w = steady_run(w, w.requests, kSearchRun);
     }
-    a.requests = w.requests;
-    a.run = simulate_serving(*best->model, w, job.setup);
     const double ceiling = offline_ceiling(*best, job.setup.replicas);
     a.run_overload = !job.closed() && w.rate_per_s > ceiling;
-    const bool loaded = (w.rate_per_s > 0 || w.users > 0) &&
-                        job.setup.batching == Batching::kContinuous && !a.run_overload &&
-                        a.run->feasible;
-    if (loaded) {
-      a.run_longer = simulate_serving(
-          *best->model, steady_run(job.workload, 2 * w.requests, kSearchRun), job.setup);
-      a.run_settled = runs_agree(*a.run, *a.run_longer, kSearchRun.tolerance);
+    const bool steady = (w.rate_per_s > 0 || w.users > 0) &&
+                        job.setup.batching == Batching::kContinuous && !a.run_overload;
+    RunSettling settling;
+    if (steady && job.settle_run) {
+      // As a sweep measures each of its loads: from SteadyState's first run, doubling.
+      SettledResult s = simulate_settled(*best->model, job.workload, job.setup);
+      w = steady_run(job.workload, s.result.simulated, SteadyState{});
+      a.run = std::move(s.result);
+      settling.settled = s.settled;
+      settling.growing = s.growing;
+      settling.runs = s.runs;
+      if (s.previous) {
+        settling.other = std::move(*s.previous);
+      }
+    } else {
+      a.run = simulate_serving(*best->model, w, job.setup);
+      if (steady && a.run->feasible) {
+        // The count asked for, checked against the same load run for twice as many.
+        settling.other = simulate_serving(
+            *best->model, steady_run(job.workload, 2 * w.requests, kSearchRun), job.setup);
+        settling.settled = runs_agree(*a.run, settling.other, kSearchRun.tolerance);
+        settling.runs = 2;
+        settling.doubling = false;
+      }
+    }
+    a.requests = w.requests;
+    const bool loaded = steady && a.run->feasible;
+    if (loaded && settling.runs > 1) {
+      settling.widest = widest_difference(*a.run, settling.other);
+      a.settling = std::move(settling);
     }
     if (loaded && ip.speed_uncertainty > 0) {
       // Every iteration slower by the same factor: the offline ceiling falls by exactly it.

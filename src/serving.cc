@@ -86,6 +86,7 @@ SettledResult simulate_settled(const InferenceModel& model, const Workload& w,
     ++out.runs;
     if (!r.feasible || (last && runs_agree(*last, r, steady.tolerance))) {
       out.result = std::move(r);
+      out.previous = std::move(last);
       return out;
     }
     if (n >= steady.most) {
@@ -94,6 +95,7 @@ SettledResult simulate_settled(const InferenceModel& model, const Workload& w,
       // log scale: the longest run waiting more than sqrt(2) times the run half its length.
       out.growing = last && r.ttft.mean > std::sqrt(2.0) * last->ttft.mean;
       out.result = std::move(r);
+      out.previous = std::move(last);
       out.settled = false;
       return out;
     }

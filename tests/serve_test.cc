@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 
 #include "gpuplan/catalog.h"
@@ -58,8 +60,13 @@ TEST(ServeTest, TriesPowersOfTwoUpToTheNodeAndPicksTheMostPerGpu) {
     }
   }
   ASSERT_TRUE(a.run.has_value());
-  // The closed loop simulates at least 4 requests per user: 4 x 50 = 200 < the default 1000.
-  EXPECT_EQ(a.requests, 1000);
+  // Settling, the closed loop's runs start at SteadyState's 2,000 requests (10 per user: 500)
+  // and double: a power-of-two multiple of 2,000.
+  EXPECT_EQ(a.requests % 2000, 0);
+  EXPECT_EQ(std::popcount(static_cast<uint64_t>(a.requests / 2000)), 1);
+  // A given count: at least 4 requests per user, 4 x 50 = 200 < the default 1000.
+  j.settle_run = false;
+  EXPECT_EQ(answer("llama-3.1-8b", j).requests, 1000);
   EXPECT_FALSE(a.fleet.has_value());  // no target
 }
 
@@ -87,24 +94,55 @@ TEST(ServeTest, ALoadedRunShowsWhatASlowerEngineWouldDoToItsLatency) {
   EXPECT_EQ(answer("llama-3.1-8b", j).slower, 0);
 }
 
-TEST(ServeTest, ALoadedRunIsCheckedAgainstOneTwiceAsLong) {
-  // A Poisson run of the default 1,000 requests at 95 % of tp 1's offline ceiling: the batch is
-  // still growing (a load this near capacity takes many mean service times to settle; each
-  // request here lasts about 50 decode iterations), so the same load run for 2,000 requests
-  // decodes in larger batches, its median TPOT more than 3 % longer, and the run is not steady.
+TEST(ServeTest, ALoadedRunRunsUntilItSettlesAsASweepsLoadDoes) {
+  // At 60 % of tp 1's ceiling: the run is simulate_settled's (serving.h), the function a sweep
+  // measures each load with, so it equals the sweep's point for the same rate, request for
+  // request, and ends where two runs in a row agree within 3 %.
+  ServeJob j = loaded_tp1(0.6);
+  j.sweep = {j.workload.rate_per_s};
+  const ServeAnswer a = answer("llama-3.1-8b", j);
+  ASSERT_TRUE(a.run && a.settling);
+  ASSERT_EQ(a.sweep.size(), 1U);
+  EXPECT_TRUE(a.settling->doubling);
+  EXPECT_TRUE(a.settling->settled);
+  EXPECT_EQ(a.run->simulated, a.sweep[0].result.simulated);
+  EXPECT_EQ(a.run->ttft.p99, a.sweep[0].result.ttft.p99);
+  EXPECT_EQ(a.run->tpot.p50, a.sweep[0].result.tpot.p50);
+  EXPECT_EQ(a.requests, a.run->simulated);
+  // Compared with the run before it, half as long (doubling from SteadyState::first, 2,000).
+  EXPECT_GE(a.settling->runs, 2);
+  EXPECT_EQ(a.settling->other.simulated * 2, a.run->simulated);
+  EXPECT_EQ(a.run->simulated, SteadyState{}.first << (a.settling->runs - 1));
+  EXPECT_TRUE(runs_agree(*a.run, a.settling->other, SteadyState{}.tolerance));
+  EXPECT_LE(a.settling->widest.apart, SteadyState{}.tolerance);
+  // The job's request count plays no part.
+  j.workload.requests = 5000;
+  const ServeAnswer b = answer("llama-3.1-8b", j);
+  EXPECT_EQ(b.run->simulated, a.run->simulated);
+  EXPECT_EQ(b.run->ttft.p99, a.run->ttft.p99);
+}
+
+TEST(ServeTest, ARunOfAGivenCountIsCheckedAgainstOneTwiceAsLong) {
+  // A Poisson run of exactly 1,000 requests (ServeJob::settle_run false, `--requests 1000`) at
+  // 95 % of tp 1's offline ceiling: the batch is still growing (a load this near capacity takes
+  // many mean service times to settle; each request here lasts about 50 decode iterations), so
+  // the same load run for 2,000 requests decodes in larger batches, its median TPOT more than
+  // 3 % longer, and the run is not steady.
   ServeJob j = loaded_tp1(0.95);
+  j.settle_run = false;
   const ServeAnswer near = answer("llama-3.1-8b", j);
-  ASSERT_TRUE(near.run && near.run_longer);
+  ASSERT_TRUE(near.run && near.settling);
+  EXPECT_FALSE(near.settling->doubling);
   EXPECT_EQ(near.run->simulated, 1000);
-  EXPECT_EQ(near.run_longer->simulated, 2000);
-  EXPECT_GT(near.run_longer->tpot.p50, near.run->tpot.p50 * (1 + kSearchRun.tolerance));
-  EXPECT_FALSE(near.run_settled);
-  EXPECT_EQ(near.run_settled, runs_agree(*near.run, *near.run_longer, kSearchRun.tolerance));
+  EXPECT_EQ(near.settling->other.simulated, 2000);
+  EXPECT_GT(near.settling->other.tpot.p50, near.run->tpot.p50 * (1 + kSearchRun.tolerance));
+  EXPECT_FALSE(near.settling->settled);
+  EXPECT_EQ(near.settling->settled,
+            runs_agree(*near.run, near.settling->other, kSearchRun.tolerance));
+  EXPECT_GT(near.settling->widest.apart, kSearchRun.tolerance);
   // Every request queued at once has no steady state to reach: nothing to check.
   j.workload.rate_per_s = 0;
-  const ServeAnswer offline = answer("llama-3.1-8b", j);
-  EXPECT_FALSE(offline.run_longer.has_value());
-  EXPECT_TRUE(offline.run_settled);
+  EXPECT_FALSE(answer("llama-3.1-8b", j).settling.has_value());
 }
 
 TEST(ServeTest, AFleetSaysWhenEvenMoreReplicasOfSlowerEnginesWouldMissIt) {

@@ -38,7 +38,12 @@ struct ServeJob {
   Slo slo;
   double target = 0;  // requests/s (open loop) or users (closed loop) to size a fleet for; 0: none
   bool simulate_load = true;  // simulate the workload itself on the best shape (`run`)
-  int64_t curve_points = 0;   // > 0: the best shape's latencies at that many loads (`curve`)
+  // A loaded `run` (Poisson or closed loop, continuous batching) runs until it settles
+  // (simulate_settled, SteadyState: the workload's request count aside). false: it simulates
+  // exactly workload.requests (a benchmark of that many, `--requests`), checked against the
+  // same load run for twice as many.
+  bool settle_run = true;
+  int64_t curve_points = 0;  // > 0: the best shape's latencies at that many loads (`curve`)
   // Loads to sweep on `setup.replicas` of the best shape (`sweep`), ascending: requests/s over
   // all replicas (open loop) or users (closed loop); the workload's rate or users aside.
   std::vector<double> sweep;
@@ -84,6 +89,21 @@ struct ServeFleet {
   // even `replicas` + kFleetTries - 1 meet it then.
   int64_t replicas_if_slower = 0;
   double slower = 0;  // 1 + speed_uncertainty, when replicas_if_slower was sought; else 0
+};
+
+// Whether a loaded run reports its steady state: it and the run it is compared with agree within
+// SteadyState::tolerance (runs_agree). With ServeJob::settle_run, `other` is the run before it
+// in simulate_settled's doubling and `runs` how many it took; with a given request count,
+// `other` is the same load run for twice as many (`runs` 2). Where they disagree, `run`'s
+// percentiles depend on how long it ran; `growing` tells a queue that grows with the run
+// (SettledResult::growing) from percentiles that converge slowly.
+struct RunSettling {
+  bool settled = true;
+  bool growing = false;
+  int64_t runs = 0;
+  bool doubling = true;  // ServeJob::settle_run: runs doubled until two agreed
+  ServingResult other;
+  RunDifference widest;  // where `run` and `other` differ most
 };
 
 // One point of the load curve: one instance of the best shape at `load` requests/s (open loop)
@@ -174,12 +194,9 @@ struct ServeAnswer {
   double slower = 0;
   std::optional<ServingResult> run_slower;
   bool slower_overload = false;
-  // Whether a loaded `run` reached its steady state: the same load run for twice the requests
-  // (`run_longer`) reports the same within SteadyState::tolerance (runs_agree). Where it does
-  // not, `run`'s percentiles depend on how long it ran (a sweep runs each load until it
-  // settles).
-  std::optional<ServingResult> run_longer;
-  bool run_settled = true;
+  // How a loaded, feasible `run` below the offline ceiling reached its steady state; none for
+  // any other run (every request queued at once, static batches, overload: nothing to settle).
+  std::optional<RunSettling> settling;
 
   const ServeOption* best_option() const {
     return best < 0 ? nullptr : &options[static_cast<size_t>(best)];

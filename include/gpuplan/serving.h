@@ -258,6 +258,8 @@ struct SettledResult {
   // without bound (twice the wait in twice the time).
   bool growing = false;
   int64_t runs = 0;
+  // The run before `result`, on fewer requests: what it was compared with (none after one run).
+  std::optional<ServingResult> previous;
 };
 SettledResult simulate_settled(const InferenceModel& model, const Workload& w,
                                const ServingSetup& s, const SteadyState& steady = {});

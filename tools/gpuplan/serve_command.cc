@@ -38,7 +38,7 @@ struct ServeFlags {
   std::string balancer = "least-loaded", kv_policy, engine, slo_ttft, slo_tpot, think, scale_out,
               data, profile;
   int64_t tp = 0, pp = 0, max_tp = 8, gpus_per_node = 0, nics_per_node = 0;
-  int64_t input = 0, output = 0, static_batch = 0, requests = 1000, replicas = 1;
+  int64_t input = 0, output = 0, static_batch = 0, requests = 0, replicas = 1;
   int64_t users = 0, target_users = 0;  // users: the first of users_list
   double rate = 0, target_rate = 0;     // rate: the first of rates
   double prefix_hit = 0;
@@ -114,7 +114,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--static-batch", f.static_batch,
                  "static batching: sequences per batch (default: continuous batching)")
       ->check(rule(fields::kBatch));
-  app.add_option("--requests", f.requests, "requests to simulate (default 1000)")
+  app.add_option("--requests", f.requests,
+                 "requests to simulate (default: 1000 queued at once; a load (--rate, --users) "
+                 "runs until it settles, and with this flag exactly so many)")
       ->check(rule(fields::kRequests));
   app.add_option("--replicas", f.replicas, "instances behind the load balancer (default 1)")
       ->check(rule(fields::kReplicas));
@@ -283,7 +285,10 @@ Result<ServeReport> read_flags(const ServeFlags& f) {
     a.job.setup.static_batch = f.static_batch;
   }
   Workload& w = a.job.workload;
-  w.requests = f.requests;
+  if (f.requests > 0) {  // given: exactly so many (ServeJob::settle_run)
+    w.requests = f.requests;
+    a.job.settle_run = false;
+  }
   w.input_tokens = f.input;
   w.output_tokens = f.output;
   w.rate_per_s = f.rate;

@@ -637,10 +637,25 @@ void write_best(JsonWriter& j, const ServeReport& r) {
   if (a.run) {
     write_result(j, "simulation", *a.run);
     j.field("simulation_overload", a.run_overload);
-    if (a.run_longer) {
-      // The same load run twice as long, and whether it reports the same (ServeAnswer).
-      j.key("settling").begin_object().field("settled", a.run_settled);
-      write_result(j, "simulation", *a.run_longer);
+    if (a.settling) {
+      // The run it was compared with, and where the two differ most (RunSettling).
+      const RunSettling& s = *a.settling;
+      j.key("settling")
+          .begin_object()
+          .field("settled", s.settled)
+          .field("until_settled", s.doubling)
+          .field("runs", s.runs)
+          .field("queue_grows", s.growing)
+          .field("tolerance", SteadyState{}.tolerance);
+      j.key("widest_difference")
+          .begin_object()
+          .field("measure", s.widest.measure)
+          .field(s.widest.latency ? "this_run_s" : "this_run_output_tokens_per_s", s.widest.first)
+          .field(s.widest.latency ? "compared_run_s" : "compared_run_output_tokens_per_s",
+                 s.widest.second)
+          .field("apart", s.widest.apart)
+          .end_object();
+      write_result(j, "simulation", s.other);
       j.end_object();
     }
     if (a.slower > 0) {
@@ -669,6 +684,56 @@ void write_best(JsonWriter& j, const ServeReport& r) {
     write_result(j, "replica_simulation", a.fleet->result);
     j.end_object();
   }
+}
+
+// Why a loaded run's figures are not its steady state: where it and the run it was compared
+// with (RunSettling) differ most.
+void print_unsettled(const ServeReport& r) {
+  const Lang lang = r.lang;
+  const RunSettling& s = *r.answer.settling;
+  const RunDifference& d = s.widest;
+  auto value = [&](double v) {
+    return d.latency ? ms(v, lang)
+                     : number(std::round(v), 0, lang) +
+                           tr(lang, " output tokens/s", " tokens de saída/s");
+  };
+  const std::string other = number(static_cast<double>(s.other.simulated), 0, lang);
+  const std::string apart = number(100 * d.apart, 1, lang);
+  if (!s.doubling) {
+    emit("{}",
+         say(lang,
+             "  not steady  twice the requests ({}) give {} {} against {} here, {} % apart "
+             "(a steady run stays within {:.0f} %): the figures above depend on how long "
+             "the run lasts (--requests); without --requests it runs until it settles\n",
+             "  instável    o dobro de requisições ({}) dá {} {} contra {} aqui, {} % de "
+             "diferença (em regime fica dentro de {:.0f} %): os números acima dependem da "
+             "duração da simulação (--requests); sem --requests ela segue até estabilizar\n",
+             other, d.measure, value(d.second), value(d.first), apart, 100 * kSearchRun.tolerance));
+    return;
+  }
+  const std::string why =
+      s.growing ? std::string(tr(lang,
+                                 "its queue grows with the run: the load is past what the "
+                                 "replicas sustain",
+                                 "a fila cresce com a simulação: a carga passa do que as "
+                                 "réplicas sustentam"))
+                : std::string(tr(lang,
+                                 "its queue is bounded but its percentiles converge slowly "
+                                 "(rare long waits, or bursts of requests that start and end "
+                                 "together)",
+                                 "a fila é limitada, mas os percentis convergem devagar (esperas "
+                                 "longas raras, ou rajadas de requisições que começam e terminam "
+                                 "juntas)"));
+  emit("{}",
+       say(lang,
+           "  not settled  after {} runs, {} requests give {} {} against {} for {}, {} % "
+           "apart (a steady run stays within {:.0f} %): {}; the figures above are the "
+           "longest run's\n",
+           "  instável    após {} simulações, {} requisições dão {} {} contra {} com {}, {} "
+           "% de diferença (em regime fica dentro de {:.0f} %): {}; os números acima são "
+           "os da mais longa\n",
+           s.runs, number(static_cast<double>(r.answer.run->simulated), 0, lang), d.measure,
+           value(d.first), value(d.second), other, apart, 100 * SteadyState{}.tolerance, why));
 }
 
 }  // namespace
@@ -861,33 +926,26 @@ void print_serve_text(const ServeReport& r) {
     return;
   }
   if (a.run) {
-    emit("{}", say(lang, "\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}\n",
-                   "\nsimulação  {}, {} réplica(s) ({}), {}, {} requisições{}\n", shape_name(*best),
-                   job.setup.replicas, balancer_name(job.setup.balancer), r.load, a.requests,
+    // A run that settled says so: how many requests it took is the simulation's, not the job's.
+    const bool doubled = a.settling && a.settling->doubling && a.settling->settled;
+    emit("{}", say(lang, "\nsimulation  {}, {} replica(s) ({}), {}, {} requests{}{}\n",
+                   "\nsimulação  {}, {} réplica(s) ({}), {}, {} requisições{}{}\n",
+                   shape_name(*best), job.setup.replicas, balancer_name(job.setup.balancer), r.load,
+                   number(static_cast<double>(a.requests), 0, lang),
                    job.setup.kv_policy == KvPolicy::kPaged
                        ? tr(lang, ", paged KV cache", ", cache KV paginado")
-                       : ""));
+                       : "",
+                   doubled ? say(lang,
+                                 " (runs doubling from {} until two agree within {:.0f} %: {} "
+                                 "runs)",
+                                 " (simulações dobrando desde {} até duas concordarem em {:.0f} "
+                                 "%: {} simulações)",
+                                 number(static_cast<double>(SteadyState{}.first), 0, lang),
+                                 100 * SteadyState{}.tolerance, a.settling->runs)
+                           : std::string()));
     print_result(*a.run, lang);
-    if (a.run_longer && !a.run_settled) {
-      // Where the same load run twice as long differs most (ServeAnswer::run_settled).
-      const RunDifference d = widest_difference(*a.run, *a.run_longer);
-      auto value = [&](double v) {
-        return d.latency ? ms(v, lang)
-                         : number(std::round(v), 0, lang) +
-                               tr(lang, " output tokens/s", " tokens de saída/s");
-      };
-      emit("{}", say(lang,
-                     "  not steady  twice the requests ({}) give {} {} against {} here, {} % "
-                     "apart (a steady run stays within {:.0f} %): the figures above depend on how "
-                     "long the run lasts (--requests); a sweep ({} a,b) runs each load until it "
-                     "settles\n",
-                     "  instável    o dobro de requisições ({}) dá {} {} contra {} aqui, {} % de "
-                     "diferença (em regime fica dentro de {:.0f} %): os números acima dependem da "
-                     "duração da simulação (--requests); uma varredura ({} a,b) simula cada carga "
-                     "até estabilizar\n",
-                     number(static_cast<double>(a.run_longer->simulated), 0, lang), d.measure,
-                     value(d.second), value(d.first), number(100 * d.apart, 1, lang),
-                     100 * kSearchRun.tolerance, job.closed() ? "--users" : "--rate"));
+    if (a.settling && !a.settling->settled) {
+      print_unsettled(r);
     }
     if (a.run_overload) {
       emit("{}", say(lang,
