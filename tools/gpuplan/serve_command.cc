@@ -138,7 +138,8 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--target-users", f.target_users,
                  "with --users: concurrent users to serve: size the fleet (needs an objective)")
       ->check(rule(fields::kUsers));
-  app.add_option("--seed", f.seed, "arrival generator seed (default 1)");
+  app.add_option("--seed", f.seed, "arrival generator seed (default 1)")
+      ->check(rule(fields::kSeed));
   app.add_option("--profile", f.profile, "calibration profile from 'gpuplan calibrate'");
   app.add_option("--data", f.data, "catalog directory");
   app.add_flag("--json", f.json, "print JSON");
