@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace gpuplan {
 namespace {
@@ -34,15 +37,19 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   const size_t limit = std::max<size_t>(2, word.size() / 3);
   std::string best;
   size_t best_distance = limit + 1;
+  bool best_contains = false;
   for (const std::string& c : candidates) {
     size_t d = edit_distance(word, c);
-    // A candidate that contains the word ("405b" in "llama-3.1-405b") is a good guess too.
-    if (word.size() >= 3 && c.find(word) != std::string::npos) {
+    // A candidate that contains the word ("405b" in "llama-3.1-405b") is a good guess too, and
+    // a better one than another at the same distance ("h100": "h100-sxm" before "b200").
+    const bool contains = word.size() >= 3 && c.find(word) != std::string::npos;
+    if (contains) {
       d = std::min(d, limit);
     }
-    if (d < best_distance) {
+    if (d < best_distance || (d == best_distance && contains && !best_contains)) {
       best_distance = d;
       best = c;
+      best_contains = contains;
     }
   }
   return best;
@@ -55,6 +62,12 @@ std::string suggestion_hint(std::string_view word, const std::vector<std::string
     if (word.size() >= 2 && c != word && c.find(word) != std::string::npos) {
       containing.push_back(fmt::format("'{}'", c));
     }
+  }
+  if (containing.size() > 4) {
+    // Too many to list: those that begin with the word ("h100-nvl", not "azure-...-h100-v5").
+    std::erase_if(containing, [&](const std::string& quoted) {
+      return !std::string_view(quoted).substr(1).starts_with(word);
+    });
   }
   if (containing.size() > 1 && containing.size() <= 4) {
     return fmt::format("did you mean one of {}?", fmt::join(containing, ", "));

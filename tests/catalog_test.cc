@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "gpuplan/machines.h"
+#include "gpuplan/suggest.h"
 #include "loaders.h"
 #include "shipped_catalog.h"
 
@@ -115,6 +116,17 @@ TEST(Catalog, LookupsSuggestTheClosestId) {
   Result<Model> m = c->model("mixtral-8x7");
   ASSERT_FALSE(m.has_value());
   EXPECT_EQ(m.error().hint, "did you mean 'mixtral-8x7b'? (gpuplan catalog list models)");
+}
+
+TEST(Catalog, AnIdThatBeginsAnotherIsSuggestedBeforeOneAsFarAway) {
+  // "h100" is 2 edits from "b200" and contains in "h100-sxm" (counted at the limit, 2): at the
+  // same distance, the id that contains the word wins.
+  EXPECT_EQ(closest_match("h100", {"b200", "h100-sxm"}), "h100-sxm");
+  // `catalog show` looks among every kind: five ids contain "h100", too many to list, so those
+  // that begin with it are named (an offer "azure-nd96isr-h100-v5" does not).
+  EXPECT_EQ(suggestion_hint("h100", {"b200", "h100-nvl", "h100-pcie", "h100-sxm",
+                                     "h100-sxm-96gb-hbm2e", "azure-nd96isr-h100-v5"}),
+            "did you mean one of 'h100-nvl', 'h100-pcie', 'h100-sxm', 'h100-sxm-96gb-hbm2e'?");
 }
 
 // The built-in catalog loaded from a copy in which `file` (under data/) has `pattern` replaced by
