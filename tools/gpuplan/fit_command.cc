@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cmath>
+#include <span>
 
 #include "command.h"
 #include "flags.h"
@@ -634,6 +636,37 @@ int run_fit(const std::vector<std::string>& args) {
     return report_error(
         kName, Error{"--gpu", "give --gpu or --offer, not both", "an offer already names its GPU"},
         kExitUsage);
+  }
+  // A flag of the other kind of job would be ignored without a word: refused instead.
+  if (Result<Task> task = parse_task(f.task)) {
+    const bool training = is_training(*task);
+    const bool lora = trains_adapters(*task);
+    static constexpr std::array kTraining{
+        "--seq",       "--micro-batch", "--optimizer",      "--offload-optimizer", "--zero",
+        "--recompute", "--dp",          "--virtual-stages", "--sequence-parallel"};
+    static constexpr std::array kInference{"--batch", "--context", "--kv-precision"};
+    static constexpr std::array kLora{"--lora-rank", "--lora-targets"};
+    for (const char* flag : training ? std::span<const char* const>(kInference)
+                                     : std::span<const char* const>(kTraining)) {
+      if (app.count(flag) > 0) {
+        return report_error(
+            kName,
+            Error{flag,
+                  training ? fmt::format("is for --task infer, not {}", f.task)
+                           : std::string("is for training (--task train, finetune, lora, qlora)"),
+                  training ? "training takes --seq and --micro-batch"
+                           : "inference takes --context (tokens per sequence) and --batch"},
+            kExitUsage);
+      }
+    }
+    for (const char* flag : kLora) {
+      if (!lora && app.count(flag) > 0) {
+        return report_error(kName,
+                            Error{flag, fmt::format("is for --task lora or qlora, not {}", f.task),
+                                  "drop it, or fine-tune with --task lora"},
+                            kExitUsage);
+      }
+    }
   }
   Result<Catalog> catalog = load_catalog(f.data);
   if (!catalog)
