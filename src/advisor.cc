@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <span>
 
 #include "gpuplan/fields.h"
 #include "gpuplan/fit.h"
@@ -475,6 +476,39 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
     if (!o) {
       return fail("--price", o.error().what, o.error().hint);
     }
+  }
+  // A field of the other kind of job would be ignored without a word: refused instead. A
+  // field left at its default is not given (a training job's seq of 4096 may be either).
+  const PlanJob unset;
+  const std::pair<const char*, bool> serving_fields[] = {
+      {"users", job.users != unset.users},
+      {"rate_per_s", job.rate_per_s != unset.rate_per_s},
+      {"input_tokens", job.input_tokens != unset.input_tokens},
+      {"output_tokens", job.output_tokens != unset.output_tokens},
+      {"prefix_hit", job.prefix_hit != unset.prefix_hit},
+      {"engine", job.engine != unset.engine},
+      {"latency_target", job.latency_target.has_value()}};
+  const std::pair<const char*, bool> training_fields[] = {
+      {"tokens", job.tokens != unset.tokens},
+      {"seq", job.seq != unset.seq},
+      {"global_batch", job.global_batch != unset.global_batch},
+      {"framework", job.framework != unset.framework}};
+  const bool serving = job.kind == JobKind::kServe;
+  using Given = std::span<const std::pair<const char*, bool>>;
+  for (const auto& [field, given] : serving ? Given(training_fields) : Given(serving_fields)) {
+    if (given) {
+      return fail(field,
+                  serving ? "is for training jobs; this one serves"
+                          : "is for serving jobs (kind serve); this one trains",
+                  serving ? "drop it: serving is sized by users or rate_per_s, input_tokens "
+                            "and output_tokens"
+                          : "drop it, or make the job kind serve");
+    }
+  }
+  const bool adapters = job.kind == JobKind::kLora || job.kind == JobKind::kQlora;
+  if (!adapters && (job.lora_rank != unset.lora_rank || job.lora_targets != unset.lora_targets)) {
+    return fail(job.lora_rank != unset.lora_rank ? "lora_rank" : "lora_targets",
+                "is for LoRA and QLoRA fine-tuning", "drop it, or make the job kind lora");
   }
   if (job.kind == JobKind::kServe) {
     if ((job.users <= 0 && job.rate_per_s <= 0) || job.input_tokens <= 0 ||

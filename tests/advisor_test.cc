@@ -338,6 +338,36 @@ TEST_F(AdvisorTest, BadJobsAreErrors) {
   EXPECT_EQ(check_plan_job(j, *catalog_).error().what, "the deadline has already passed");
 }
 
+TEST_F(AdvisorTest, AFieldOfTheOtherKindOfJobIsAnErrorNotIgnored) {
+  // A LoRA job given a serving field, a serving job given a training one: either would be
+  // dropped without a word, so each is refused by name.
+  PlanJob j = lora_70b();
+  j.users = 50;
+  EXPECT_EQ(check_plan_job(j, *catalog_).error().message(),
+            "users: is for serving jobs (kind serve); this one trains; drop it, or make the job "
+            "kind serve");
+  j = lora_70b();
+  j.latency_target = Seconds(0.05);
+  EXPECT_EQ(check_plan_job(j, *catalog_).error().where, "latency_target");
+  j = lora_70b();
+  j.kind = JobKind::kFinetune;
+  j.lora_rank = 8;
+  EXPECT_EQ(check_plan_job(j, *catalog_).error().where, "lora_rank");
+  PlanJob s;
+  s.kind = JobKind::kServe;
+  s.model = "llama-3.1-8b";
+  s.users = 50;
+  s.input_tokens = 100;
+  s.output_tokens = 100;
+  ASSERT_TRUE(check_plan_job(s, *catalog_).has_value());
+  s.tokens = 1e9;
+  EXPECT_EQ(check_plan_job(s, *catalog_).error().where, "tokens");
+  EXPECT_EQ(check_plan_job(s, *catalog_).error().what, "is for training jobs; this one serves");
+  s.tokens = 0;
+  s.global_batch = 64;
+  EXPECT_EQ(check_plan_job(s, *catalog_).error().where, "global_batch");
+}
+
 TEST(PlanLoader, ReadsAJobFile) {
   Result<PlanJob> j = load_plan_job(fixture("epochs.toml"));
   ASSERT_TRUE(j.has_value()) << j.error().message();

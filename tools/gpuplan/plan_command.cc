@@ -503,8 +503,14 @@ int run_plan(const std::vector<std::string>& args) {
     job.prices[p.substr(0, eq)] = *m;
   }
   Result<bool> ok = check_plan_job(job, *catalog);
-  if (!ok)
-    return report_error(kName, ok.error());
+  if (!ok) {
+    // A job read from a file names the file too ("plan.toml: users: ...").
+    Error e = ok.error();
+    if (!file.empty()) {
+      e.where = e.where.empty() ? file : fmt::format("{}: {}", file, e.where);
+    }
+    return report_error(kName, e);
+  }
   Result<Model> m = catalog->model(job.model);
   if (!m)
     return report_error(kName, m.error());
