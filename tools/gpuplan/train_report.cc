@@ -272,8 +272,7 @@ void print_train_text(const TrainEstimate& e, Lang lang) {
   const double per_gpu = e.tokens_per_s / static_cast<double>(e.job.memory.layout.gpus());
   emit("{}", say(lang, "\nthroughput  {} tokens/s ({} tokens/s per GPU)\n",
                  "\nvazão       {} tokens/s ({} tokens/s por GPU)\n",
-                 number(std::round(e.tokens_per_s), 0, lang),
-                 lang == Lang::kEn ? fmt::format("{:.0f}", per_gpu) : number(per_gpu, 0, lang)));
+                 number(std::round(e.tokens_per_s), 0, lang), number(per_gpu, 0, lang)));
   emit("{}", say(lang, "per GPU     {} TFLOP/s model, {} TFLOP/s hardware; MFU {} %, HFU {} %\n",
                  "por GPU     {} TFLOP/s do modelo, {} TFLOP/s de hardware; MFU {} %, HFU {} %\n",
                  number(e.model_flops_per_gpu.si() / 1e12, 0, lang),
