@@ -501,6 +501,11 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
   const double peak = gpu.peak_for(peak_precision)->si();
   est.mfu = est.model_flops_per_gpu.si() / peak;
   est.hfu = est.hardware_flops_per_gpu.si() / peak;
+  if (job.price_per_gpu_hour) {
+    const Money& price = *job.price_per_gpu_hour;
+    est.cost_per_million_tokens =
+        Money{price.amount * gpus / 3600.0 * (1e6 / est.tokens_per_s), price.currency};
+  }
   if (job.tokens > 0) {
     est.time_to_train = total * (job.tokens / tokens_step);
     est.gpu_hours = est.time_to_train.si() / 3600.0 * gpus;

@@ -43,6 +43,30 @@ class TrainingTest : public ::testing::Test {
 };
 const Catalog* TrainingTest::catalog_ = nullptr;
 
+TEST_F(TrainingTest, ATokenBudgetAndAPriceGiveTimeGpuHoursAndCost) {
+  // 32 A100s at 2.5 USD per GPU-hour, 1e9 tokens: time = tokens / (tokens/s); GPU-hours = time
+  // x 32 / 3600 s; cost = 2.5 x GPU-hours; a million tokens cost 2.5 x 32 GPUs / 3600 s x
+  // (1e6 / tokens/s), so the budget costs 1,000 of them.
+  TrainJob j = job(8, 4, 1, 1, 16);
+  j.tokens = 1e9;
+  j.price_per_gpu_hour = Money{2.5, "USD"};
+  const TrainEstimate e = run(model("llama-2-13b"), a100(32), j);
+  ASSERT_TRUE(e.feasible) << e.reason;
+  ASSERT_GT(e.tokens_per_s, 0);
+  EXPECT_DOUBLE_EQ(e.time_to_train.si(), 1e9 / e.tokens_per_s);
+  EXPECT_DOUBLE_EQ(e.gpu_hours, e.time_to_train.si() * 32 / 3600);
+  ASSERT_TRUE(e.cost && e.cost_per_million_tokens);
+  EXPECT_DOUBLE_EQ(e.cost->amount, 2.5 * e.gpu_hours);
+  EXPECT_DOUBLE_EQ(e.cost_per_million_tokens->amount, 2.5 * 32 / 3600.0 * (1e6 / e.tokens_per_s));
+  EXPECT_NEAR(e.cost->amount, 1000 * e.cost_per_million_tokens->amount, 1e-9 * e.cost->amount);
+  EXPECT_EQ(e.cost_per_million_tokens->currency, "USD");
+  // Without a price, no cost of either kind.
+  j.price_per_gpu_hour.reset();
+  const TrainEstimate unpriced = run(model("llama-2-13b"), a100(32), j);
+  EXPECT_FALSE(unpriced.cost.has_value());
+  EXPECT_FALSE(unpriced.cost_per_million_tokens.has_value());
+}
+
 TEST_F(TrainingTest, OneF1BBubbleIsPMinusOneMicroBatchTimes) {
   // Narayanan et al. 2021: the bubble is (p - 1) micro-batch times, i.e. (p-1)/m of the
   // pipeline's busy time; interleaving v chunks divides it by v.

@@ -84,6 +84,8 @@ struct TrainEstimate {
   double gpu_hours = 0;
   double energy_joules = 0;  // at TDP: an upper bound
   std::optional<Money> cost;
+  // With a price: what a million tokens cost at this throughput, all GPUs paid by the hour.
+  std::optional<Money> cost_per_million_tokens;
   // What the estimate leaves out that published runs of such a job show to matter
   // (training_caveats); set by the answers (train_layout, search_layouts), not per estimate.
   std::vector<Text> caveats;

@@ -262,6 +262,13 @@ int run_train(const std::vector<std::string>& args) {
                         Error{"--csv", "is the ranking of --search", "add --search, or drop --csv"},
                         kExitUsage);
   }
+  // The search's own settings would be ignored by one layout: refused instead.
+  for (const char* flag : {"--top", "--threads", "--tp-across-nodes"}) {
+    if (!search && app.count(flag) > 0) {
+      return report_error(
+          kName, Error{flag, "goes with --search", "add --search, or drop the flag"}, kExitUsage);
+    }
+  }
   // Ranges are checked by the flags' field rules (fields.h) as they are parsed.
   if (!attention.empty() && attention != "flash" && attention != "eager") {
     return report_error(kName,

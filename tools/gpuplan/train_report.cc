@@ -118,13 +118,17 @@ void write_train_json(JsonWriter& w, const TrainEstimate& e) {
       .field("hardware_flops_per_s_per_gpu", e.hardware_flops_per_gpu.si())
       .field("mfu", e.mfu)
       .field("hfu", e.hfu);
+  if (e.cost_per_million_tokens) {
+    w.field("currency", e.cost_per_million_tokens->currency)
+        .field("cost_per_million_tokens", e.cost_per_million_tokens->amount);
+  }
   if (e.job.tokens > 0) {
     w.field("tokens", e.job.tokens)
         .field("time_to_train_s", e.time_to_train.si())
         .field("gpu_hours", e.gpu_hours)
         .field("energy_at_tdp_j", e.energy_joules);
     if (e.cost) {
-      w.field("cost", e.cost->amount).field("currency", e.cost->currency);
+      w.field("cost", e.cost->amount);  // in `currency`, above
     } else {
       w.key("cost").null();
     }
@@ -226,6 +230,12 @@ void add_train_html(HtmlReport& h, const TrainEstimate& e) {
                            "does not fit; the times are for a layout that "
                            "cannot run",
                            "não cabe; os tempos são de um layout que não roda")));
+  if (e.cost_per_million_tokens) {
+    h.paragraph(say(lang, "{} per million tokens at this throughput",
+                    "{} por milhão de tokens com esta vazão",
+                    number(e.cost_per_million_tokens->amount, 3, lang) + " " +
+                        e.cost_per_million_tokens->currency));
+  }
   if (e.job.tokens > 0) {
     h.paragraph(fmt::format("{} tokens: {}, {} GPU-{}, {} MWh {}{}", number(e.job.tokens, 0, lang),
                             duration_text(e.time_to_train, lang),
@@ -278,6 +288,22 @@ void print_train_text(const TrainEstimate& e, Lang lang) {
                  number(e.model_flops_per_gpu.si() / 1e12, 0, lang),
                  number(e.hardware_flops_per_gpu.si() / 1e12, 0, lang),
                  number(e.mfu * 100, 1, lang), number(e.hfu * 100, 1, lang)));
+  if (e.cost_per_million_tokens && e.job.price_per_gpu_hour) {
+    const Money& price = *e.job.price_per_gpu_hour;
+    const Money cluster{price.amount * static_cast<double>(e.job.memory.layout.gpus()),
+                        price.currency};
+    if (lang == Lang::kEn) {
+      emit(
+          "cost        at {:.4g} {} per GPU-hour: the {} GPUs {:.2f} {}/h, {:.3g} {} per million "
+          "tokens\n",
+          price.amount, price.currency, e.job.memory.layout.gpus(), cluster.amount,
+          cluster.currency, e.cost_per_million_tokens->amount, price.currency);
+    } else {
+      emit("custo       a {} por GPU-hora: as {} GPUs {}/h, {} por milhão de tokens\n",
+           money_text(price, lang), e.job.memory.layout.gpus(), money_text(cluster, lang),
+           money_text(*e.cost_per_million_tokens, lang));
+    }
+  }
   for (const Text& c : e.caveats) {
     emit("{}", say(lang, "caveat      {}\n", "ressalva    {}\n", c.in(lang)));
   }
