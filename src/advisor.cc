@@ -186,7 +186,7 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
     // Egress: the checkpoint (16-bit weights, or the adapters) plus what the job says leaves.
     const ParameterCount pc = count_parameters(model);
     const double checkpoint_gb =
-        (job.kind == JobKind::kLora || job.kind == JobKind::kQlora
+        (trains_adapters(task_of(job.kind))
              // adapters are split over tp x pp and replicated over dp: count one replica
              ? chosen.training->memory.trainable *
                    static_cast<double>(chosen.training->job.memory.layout.tp *
@@ -505,8 +505,8 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
                           : "drop it, or make the job kind serve");
     }
   }
-  const bool adapters = job.kind == JobKind::kLora || job.kind == JobKind::kQlora;
-  if (!adapters && (job.lora_rank != unset.lora_rank || job.lora_targets != unset.lora_targets)) {
+  if (!trains_adapters(task_of(job.kind)) &&
+      (job.lora_rank != unset.lora_rank || job.lora_targets != unset.lora_targets)) {
     return fail(job.lora_rank != unset.lora_rank ? "lora_rank" : "lora_targets",
                 "is for LoRA and QLoRA fine-tuning", "drop it, or make the job kind lora");
   }
