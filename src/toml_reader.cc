@@ -22,11 +22,12 @@ Result<toml::table> parse_toml_file(const std::string& path) {
     return toml::parse_file(path);
   } catch (const toml::parse_error& e) {
     const toml::source_region& r = e.source();
-    const std::string where =
-        r.begin.line == 0 && e.description().find("File could not") != std::string_view::npos
-            ? path
-            : location(path, r);
-    return fail(where, std::string(e.description()), "see https://toml.io for the syntax");
+    if (r.begin.line == 0 && e.description().find("File could not") != std::string_view::npos) {
+      // As every other file gpuplan reads says it: toml++'s own words name no syntax error.
+      return fail(path, "cannot open the file", "check the path");
+    }
+    return fail(location(path, r), std::string(e.description()),
+                "see https://toml.io for the syntax");
   }
 }
 

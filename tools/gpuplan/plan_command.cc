@@ -410,6 +410,15 @@ int run_plan(const std::vector<std::string>& args) {
   if (!catalog)
     return report_error(kName, catalog.error());
   PlanJob job;
+  if (!file.empty() && catalog->model(file)) {
+    // Every other command takes the model first; plan takes a job file there.
+    return report_error(kName,
+                        Error{file, "is a model, not a job file",
+                              fmt::format("run 'gpuplan plan --model {} --task "
+                                          "pretrain|finetune|lora|qlora|serve ...'",
+                                          file)},
+                        kExitUsage);
+  }
   if (!file.empty()) {
     Result<PlanJob> j = load_plan_job(file);
     if (!j)
