@@ -561,14 +561,18 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
         }
         continue;
       }
-      // kRequire: a candidate that fits in memory beats one that does not, then the faster
-      // wins. kReport: the faster wins; the memory verdict is only reported.
+      // A candidate that fits beats one that does not (kReport: only reported); of two that
+      // fit, the faster wins; of two that do not, the smaller under kRequire, else the faster.
       const bool faster = e.step.total() < best.step.total();
-      const bool better =
-          !best.feasible ||
-          (policy == MemoryPolicy::kReport ? faster
-                                           : (e.fits_memory && !best.fits_memory) ||
-                                                 (e.fits_memory == best.fits_memory && faster));
+      const bool smaller = e.memory.total() < best.memory.total();
+      bool better = !best.feasible || faster;
+      if (best.feasible && policy != MemoryPolicy::kReport) {
+        if (e.fits_memory != best.fits_memory) {
+          better = e.fits_memory;
+        } else if (!e.fits_memory && policy == MemoryPolicy::kRequire) {
+          better = smaller;
+        }
+      }
       if (better) {
         best = std::move(e);
       }

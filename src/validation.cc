@@ -277,7 +277,7 @@ ValidationEntry predict_training_row(const TrainingRow& row, const Catalog& cata
   // The published run did fit; where no choice fits the memory model, the fastest is timed and
   // the disagreement reported (docs/VALIDATION.md).
   TrainEstimate est = best_training(row.model, row.cluster, row.job, catalog.memory_params(),
-                                    params, MemoryPolicy::kRequire);
+                                    params, MemoryPolicy::kPublished);
   if (!est.feasible) {
     e.reason = est.reason;
   } else if (!std::isfinite(est.step.total().si())) {

@@ -514,8 +514,8 @@ TEST_F(TrainingTest, ModelFlopsFollowSixNPlusAttention) {
 }
 
 // A micro-batch left open is chosen as a tuned run chose it. kReport takes the fastest and only
-// reports the memory verdict; kRequire (validation: the published run did fit) takes the
-// fastest of the candidates that fit.
+// reports the memory verdict; kRequire (as kPublished, validation's: the published run did fit)
+// takes the fastest of the candidates that fit.
 TEST_F(TrainingTest, AnOpenMicroBatchIsTheFastestThatFitsUnderKRequire) {
   const Model m = model("llama-2-13b");
   // tp 4 x dp 2, 4,096 tokens, no recompute: micro-batch 2 needs about 78 GiB of the 80 GiB,
@@ -543,6 +543,38 @@ TEST_F(TrainingTest, AnOpenMicroBatchIsTheFastestThatFitsUnderKRequire) {
       EXPECT_GE(e.step.total().si(), fitting.step.total().si()) << "micro-batch " << b;
     }
   }
+}
+
+// Where no micro-batch fits, train and scale (kRequire) show the one nearest to running;
+// validate (kPublished) times the fastest, as the published run, which did run, was tuned.
+TEST_F(TrainingTest, WithNothingThatFitsKRequireShowsTheSmallestAndKPublishedTheFastest) {
+  const Model m = model("llama-2-13b");
+  // tp 1 x dp 8 without ZeRO: every GPU holds all of the ~13e9 parameters' 16-bit weights, fp32
+  // gradients, master weights and moments (2 + 4 + 4 + 8 bytes, Korthikanti et al. 2022), about
+  // 218 GiB before any activation, whatever the micro-batch: nothing fits in 80 GiB.
+  const TrainJob j = job(1, 1, 8, 0, 256);
+  const Cluster c = a100(8);
+  const TrainEstimate nearest = best_training(m, c, j, catalog_->memory_params(),
+                                              catalog_->train_params(), MemoryPolicy::kRequire);
+  const TrainEstimate fastest = best_training(m, c, j, catalog_->memory_params(),
+                                              catalog_->train_params(), MemoryPolicy::kPublished);
+  ASSERT_TRUE(nearest.feasible && fastest.feasible) << nearest.reason;
+  EXPECT_FALSE(nearest.fits_memory);
+  EXPECT_FALSE(fastest.fits_memory);
+  EXPECT_GT(nearest.memory.total().si(), 218.0 * (1LL << 30));
+  // Activations grow with the micro-batch and the state does not: micro-batch 1 needs least.
+  EXPECT_EQ(nearest.job.memory.micro_batch, 1);
+  // Every micro-batch (a divisor of the 32 sequences per replica) needs at least as much as
+  // the one kRequire shows and takes at least as long as the one kPublished times.
+  for (int64_t b = 1; b <= 32; b *= 2) {
+    TrainJob fixed = j;
+    fixed.memory.micro_batch = b;
+    const TrainEstimate e = run(m, c, fixed);
+    ASSERT_TRUE(e.feasible) << e.reason;
+    EXPECT_GE(e.memory.total().si(), nearest.memory.total().si()) << "micro-batch " << b;
+    EXPECT_GE(e.step.total().si(), fastest.step.total().si()) << "micro-batch " << b;
+  }
+  EXPECT_GT(fastest.job.memory.micro_batch, 1);
 }
 
 }  // namespace

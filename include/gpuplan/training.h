@@ -119,14 +119,20 @@ TrainEstimate estimate_training(const Model& model, const Cluster& c, const Trai
 // How best_training treats the memory model's verdict when it picks a micro-batch size or a
 // number of virtual stages.
 enum class MemoryPolicy {
-  kRequire,  // prefer candidates that fit; the fastest of those
-  kReport,   // the fastest, verdict reported
+  // The fastest candidate that fits; with none that fits, the one that needs the least memory,
+  // so that what is reported is how far the layout is from running (train, scale).
+  kRequire,
+  // The fastest candidate that fits; with none that fits, the fastest of all: a published run
+  // did run, so where the memory model rejects every choice it is the model that disagrees and
+  // the run is taken as tuned for speed (validate).
+  kPublished,
+  // The fastest, the verdict only reported.
+  kReport,
 };
 
 // As estimate_training, but a micro-batch or virtual-stage count of 0 means "pick the fastest
-// value", as tuned published runs did, under `policy`. With kRequire and no candidate that
-// fits, the fastest of all is returned with fits_memory false. Returns the reason when no
-// candidate is feasible at all.
+// value", as tuned published runs did, under `policy`; what is returned without a fitting
+// candidate has fits_memory false. Returns the reason when no candidate is feasible at all.
 TrainEstimate best_training(const Model& model, const Cluster& c, const TrainJob& job,
                             const MemoryParams& mp, const TrainParams& tp,
                             MemoryPolicy policy = MemoryPolicy::kRequire);

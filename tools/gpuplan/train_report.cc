@@ -154,6 +154,16 @@ std::string duration(Seconds t) {
   return fmt::format("{:.1f} days", s / 86400);
 }
 
+// What to do about a layout that does not fit: the search keeps the flags given and tries the
+// rest; fit itemises the memory.
+std::string no_fit_hint(Lang lang) {
+  return tr(lang,
+            "hint    --search finds the layouts that fit (the flags you give stay fixed); "
+            "gpuplan fit itemises the memory",
+            "dica    --search encontra os layouts que cabem (as opções dadas ficam fixas); "
+            "gpuplan fit detalha a memória");
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, Seconds>> step_items(const StepTime& s, Lang lang) {
@@ -230,6 +240,9 @@ void add_train_html(HtmlReport& h, const TrainEstimate& e) {
                            "does not fit; the times are for a layout that "
                            "cannot run",
                            "não cabe; os tempos são de um layout que não roda")));
+  if (!e.fits_memory) {
+    h.paragraph(no_fit_hint(lang));
+  }
   if (e.cost_per_million_tokens) {
     h.paragraph(say(lang, "{} per million tokens at this throughput",
                     "{} por milhão de tokens com esta vazão",
@@ -263,6 +276,9 @@ void print_train_text(const TrainEstimate& e, Lang lang) {
                                     "DOES NOT FIT - the times below are for a layout that cannot "
                                     "run",
                                     "NÃO CABE - os tempos abaixo são de um layout que não roda")));
+  if (!e.fits_memory) {
+    emit("{}\n", no_fit_hint(lang));
+  }
   const StepTime& s = e.step;
   const Seconds total = s.total();
   Table t({tr(lang, "where the step goes", "para onde vai o passo"),
