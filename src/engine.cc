@@ -25,6 +25,11 @@ constexpr std::array kKvPolicies = {
     std::pair{KvPolicy::kPaged, std::string_view("paged")},
 };
 
+constexpr std::array kPromptSchedulings = {
+    std::pair{PromptScheduling::kMixed, std::string_view("mixed")},
+    std::pair{PromptScheduling::kPrefillFirst, std::string_view("prefill-first")},
+};
+
 // Whether a profile's list of catalog GPU ids names `gpu`.
 bool lists(const std::vector<std::string>& ids, const Gpu& gpu) {
   return std::find(ids.begin(), ids.end(), gpu.id) != ids.end();
@@ -40,6 +45,7 @@ EngineSettings apply(const EngineProfile& e, int64_t max_batch, int64_t max_toke
   inference.max_batch = max_batch;
   inference.kv_block_tokens = e.kv_block_tokens;
   inference.prefill_budget_peak_second = peak_second;
+  inference.prefill_first = e.scheduling == PromptScheduling::kPrefillFirst;
   inference.engine = e.id;
   if (e.iteration_overhead) {
     inference.iteration_overhead = *e.iteration_overhead;
@@ -85,6 +91,14 @@ Result<KvPolicy> parse_kv_policy(std::string_view name) {
   return detail::parse_from(kKvPolicies, name, "KV policy");
 }
 
+std::string_view prompt_scheduling_name(PromptScheduling s) {
+  return detail::name_of(kPromptSchedulings, s);
+}
+
+Result<PromptScheduling> parse_prompt_scheduling(std::string_view name) {
+  return detail::parse_from(kPromptSchedulings, name, "prompt scheduling");
+}
+
 namespace detail {
 
 Result<EngineProfile> load_engine(const std::string& path) {
@@ -104,6 +118,15 @@ Result<EngineProfile> load_engine(const std::string& path) {
     return fail(r.where("kv_policy"), kv.error().what, kv.error().hint);
   }
   e.kv_policy = *kv;
+  std::optional<std::string> scheduling;
+  GPUPLAN_ASSIGN_OR_RETURN(scheduling, r.optional_text("scheduling"));
+  if (scheduling) {
+    Result<PromptScheduling> s = parse_prompt_scheduling(*scheduling);
+    if (!s) {
+      return fail(r.where("scheduling"), s.error().what, s.error().hint);
+    }
+    e.scheduling = *s;
+  }
   GPUPLAN_ASSIGN_OR_RETURN(basis, r.text("kv_memory_of"));
   if (basis != "free" && basis != "total") {
     return fail(r.where("kv_memory_of"),

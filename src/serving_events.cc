@@ -429,12 +429,17 @@ class Events {
     int64_t budget = static_batch_ ? std::numeric_limits<int64_t>::max() : model.chunk_tokens();
     e.chunks.clear();
     BatchShape b;
-    // Every decoder decodes: a prompt that finishes took at least a token of the budget, so
-    // there are never more decoders than the budget holds.
-    GPUPLAN_CHECK(e.decoders <= budget, "more decoders than the token budget");
-    b.decodes = e.decoders;
-    b.decode_context = static_cast<double>(e.context);
-    budget -= e.decoders;
+    // Prefill first: an iteration with prompts runs only them, and one without decodes every
+    // running sequence, the token budget bounding prompts only.
+    const bool first = model.params().prefill_first && !static_batch_;
+    if (!first || e.prefilling.empty()) {
+      // Mixed, every decoder decodes: a prompt that finishes took at least a token of the
+      // budget, so there are never more decoders than the budget holds.
+      GPUPLAN_CHECK(first || e.decoders <= budget, "more decoders than the token budget");
+      b.decodes = e.decoders;
+      b.decode_context = static_cast<double>(e.context);
+      budget -= first ? 0 : e.decoders;
+    }
     for (int64_t slot : e.prefilling) {
       if (budget <= 0) {
         break;
@@ -482,7 +487,8 @@ class Events {
     totals.busy += span;
     totals.batch_time += span * e.sequences;
     totals.max_batch = std::max(totals.max_batch, e.sequences);
-    e.clock += e.k;
+    // The clock counts decode iterations: one that ran only prompts leaves it.
+    e.clock += e.decoded > 0 ? e.k : 0;
     e.context += e.decoded * e.k;
     if (paged_) {
       e.kv_used += e.decoded * e.k;  // the tokens just decoded have their keys and values cached

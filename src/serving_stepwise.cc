@@ -173,13 +173,20 @@ class Stepwise {
     int64_t budget = static_batch ? std::numeric_limits<int64_t>::max() : model_.chunk_tokens();
     e.work.clear();
     BatchShape b;
+    // Prefill first: an iteration with a prompt to compute runs only prompts; one without runs
+    // every decoder, whatever the token budget.
+    const bool first = model_.params().prefill_first && !static_batch;
+    const bool prompts = std::any_of(e.running.begin(), e.running.end(), [&](int64_t id) {
+      const Request& q = requests_[static_cast<size_t>(id)];
+      return q.prefilled < q.target;
+    });
     for (int64_t id : e.running) {
       const Request& q = requests_[static_cast<size_t>(id)];
-      if (q.prefilled == q.target && budget > 0) {
+      if (q.prefilled == q.target && (first ? !prompts : budget > 0)) {
         e.work.push_back({id, 0});
         ++b.decodes;
         b.decode_context += static_cast<double>(q.input + q.generated);
-        --budget;
+        budget -= first ? 0 : 1;
       }
     }
     for (int64_t id : e.running) {

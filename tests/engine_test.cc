@@ -47,6 +47,25 @@ TEST(EngineTest, EachEngineGivesItsServingBenchmarksLengthOrNone) {
   EXPECT_FALSE(engine("tgi").benchmark_requests.has_value());
 }
 
+TEST(EngineTest, OnlySGLangRunsPromptsBeforeDecodes) {
+  // SGLang's scheduler runs a new prefill batch before the running batch's decode unless
+  // --enable-mixed-chunk (off by default); TensorRT-LLM, vLLM and TGI (with prefill chunking,
+  // its default on flashinfer) put both into one iteration, and LMDeploy's profile names no
+  // scheduling, which is mixed. The profile reaches the simulators through
+  // InferenceParams::prefill_first.
+  EXPECT_EQ(engine("sglang").scheduling, PromptScheduling::kPrefillFirst);
+  EXPECT_TRUE(on("sglang", "h100-sxm").inference.prefill_first);
+  for (const char* id : {"tensorrt-llm", "vllm", "tgi", "lmdeploy"}) {
+    EXPECT_EQ(engine(id).scheduling, PromptScheduling::kMixed) << id;
+    EXPECT_FALSE(on(id, "h100-sxm").inference.prefill_first) << id;
+  }
+  EXPECT_FALSE(shipped_catalog().inference_params().prefill_first);
+  EXPECT_EQ(parse_prompt_scheduling("prefill-first"), PromptScheduling::kPrefillFirst);
+  const Result<PromptScheduling> bad = parse_prompt_scheduling("prefil-first");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().what, "unknown prompt scheduling 'prefil-first'");
+}
+
 TEST(EngineTest, LimitsFollowTheGpusMemoryAsEachEngineSetsThem) {
   // vLLM: 1,024 sequences and 8,192 tokens from 70 GiB (H100 SXM reports 79.6 GiB), except on
   // A100s; 256 and 2,048 below (L40S, 45 GiB).

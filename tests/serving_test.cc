@@ -499,15 +499,64 @@ void expect_same(const ServingResult& a, const ServingResult& b, const std::stri
   EXPECT_EQ(a.preemptions, b.preemptions);
 }
 
+TEST_F(ServingTest, PrefillFirstRunsPromptsAloneAndTheDecodersWait) {
+  // SGLang's scheduler (data/engines/sglang.toml): an iteration with prompt tokens to compute
+  // runs only those. Two requests of 600 -> 3 tokens queued at once, a budget of 1,000 tokens
+  // per iteration:
+  //   1: A's 600 prompt tokens and 400 of B's: A's first token at T1;
+  //   2: B's last 200 (A, decoding, waits): B's first token at T1 + T2;
+  //   3, 4: both decode (contexts 601 + 601, then 602 + 602): the last tokens at T1 + ... + T4.
+  // Mixed, as TensorRT-LLM, iteration 2 also decodes A's second token: A's E2E is one
+  // iteration shorter and B's TTFT includes a decode.
+  MemoryParams mp = catalog_->memory_params();
+  mp.inference_chunk_tokens = 1000;
+  InferenceParams ip = catalog_->inference_params();
+  ip.prefill_first = true;
+  Instance in = model_->instance();
+  const InferenceModel first(*catalog_->model("llama-3.1-8b"), in, mp, catalog_->train_params(),
+                             ip);
+  ASSERT_TRUE(first.feasible()) << first.reason().en;
+  auto seconds = [&](const BatchShape& b) { return first.iteration(b).total().si(); };
+  // Causal keys: a chunk of c tokens after p computed ones attends to c p + c (c + 1) / 2.
+  const double t1 = seconds(
+      {.prefill_tokens = 1000, .prefill_keys = 600.0 * 601 / 2 + 400.0 * 401 / 2, .logits = 1});
+  const double t2 =
+      seconds({.prefill_tokens = 200, .prefill_keys = 200.0 * 400 + 200.0 * 201 / 2, .logits = 1});
+  const double t3 = seconds({.decodes = 2, .decode_context = 1202, .logits = 2});
+  const double t4 = seconds({.decodes = 2, .decode_context = 1204, .logits = 2});
+  const Workload w = work(2, 600, 3);
+  const ServingResult r = simulate_serving(first, w, ServingSetup{});
+  ASSERT_TRUE(r.feasible) << r.reason.en;
+  // Tick rounding (1e-15 s per iteration) only.
+  EXPECT_NEAR(r.ttft.mean, (t1 + (t1 + t2)) / 2, 1e-12);
+  EXPECT_NEAR(r.e2e.max, t1 + t2 + t3 + t4, 1e-12);
+  EXPECT_NEAR(r.e2e.mean, t1 + t2 + t3 + t4, 1e-12);
+  // A: (T2 + T3 + T4) / 2 per token after its first; B: (T3 + T4) / 2.
+  EXPECT_NEAR(r.tpot.mean, ((t2 + t3 + t4) / 2 + (t3 + t4) / 2) / 2, 1e-12);
+  EXPECT_EQ(r.iterations, 4);
+  // The reference simulator agrees.
+  const ServingResult steps = detail::simulate_serving_stepwise(first, w, ServingSetup{});
+  EXPECT_EQ(steps.e2e.mean, r.e2e.mean);
+  EXPECT_EQ(steps.tpot.mean, r.tpot.mean);
+  // Mixed, A's second token rides with B's last 200 prompt tokens: A ends an iteration sooner.
+  ip.prefill_first = false;
+  const InferenceModel mixed(*catalog_->model("llama-3.1-8b"), in, mp, catalog_->train_params(),
+                             ip);
+  const ServingResult m = simulate_serving(mixed, w, ServingSetup{});
+  EXPECT_LT(m.e2e.p50, r.e2e.p50);
+  EXPECT_GT(m.ttft.max, t1 + t2);
+}
+
 TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
   // Random workloads, each simulated iteration by iteration (the reference) and by events:
   // open loops from light to overloaded, offline runs and closed loops; fixed lengths and
   // random traces, with and without prefix-cache hits; reserved and paged KV caches,
   // continuous and static batching; 1 to 3
-  // replicas behind either balancer. Two engines are small on purpose, so that every rule is
-  // reached: a KV cache of a few dozen requests (blocked admissions, preemptions), a token
-  // budget below the batch (decoders left out of an iteration, prompts in chunks), a pipeline
-  // of two batches in flight.
+  // replicas behind either balancer; prompts mixed with decodes or run first. Four engines are
+  // small on purpose, so that every rule is reached: a KV cache of a few dozen requests (blocked
+  // admissions, preemptions), a token budget below the batch (decoders left out of an
+  // iteration, prompts in chunks, or with prompts first more decoders than the budget), a
+  // pipeline of two batches in flight.
   const Model llama = *catalog_->model("llama-3.1-8b");
   Instance in;
   in.gpu = *catalog_->gpu("h100-sxm");
@@ -521,14 +570,18 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
   piped.pp = 2;
   const InferenceModel small(llama, in, small_mp, catalog_->train_params(), small_ip);
   const InferenceModel pipeline(llama, piped, small_mp, catalog_->train_params(), small_ip);
+  InferenceParams first_ip = small_ip;
+  first_ip.prefill_first = true;
+  const InferenceModel small_first(llama, in, small_mp, catalog_->train_params(), first_ip);
+  const InferenceModel pipeline_first(llama, piped, small_mp, catalog_->train_params(), first_ip);
   ASSERT_TRUE(small.feasible() && pipeline.feasible());
-  const InferenceModel* models[] = {model_, &small, &pipeline};
+  const InferenceModel* models[] = {model_, &small, &pipeline, &small_first, &pipeline_first};
   std::mt19937_64 gen(20261202);
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(gen);
   };
-  for (int i = 0; i < 120; ++i) {
-    const InferenceModel& m = *models[i % 3];
+  for (int i = 0; i < 150; ++i) {
+    const InferenceModel& m = *models[i % 5];
     // Short chat turns, medium and long requests.
     const int64_t scale = std::array{1, 10, 50}[static_cast<size_t>(pick(0, 2))];
     Workload w = work(pick(1, 400), pick(1, 60 * scale), pick(1, 30 * scale));
@@ -571,7 +624,7 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
     const std::string what = fmt::format(
         "case {}: model {}, {} requests, rate {}, users {}, {} lengths, seed {}, {} "
         "replicas, {}, {}, static {}, prefix hit {}",
-        i, i % 3, w.requests, w.rate_per_s, w.users, w.lengths.size(), w.seed, s.replicas,
+        i, i % 5, w.requests, w.rate_per_s, w.users, w.lengths.size(), w.seed, s.replicas,
         balancer_name(s.balancer), kv_policy_name(s.kv_policy), s.static_batch, w.prefix_hit);
     const ServingResult events = simulate_serving(m, w, s);
     const ServingResult steps = detail::simulate_serving_stepwise(m, w, s);

@@ -31,6 +31,16 @@ enum class KvPolicy {
 std::string_view kv_policy_name(KvPolicy p);
 Result<KvPolicy> parse_kv_policy(std::string_view name);
 
+// How an engine puts prompts and decoding sequences into its iterations.
+enum class PromptScheduling {
+  kMixed,         // every running sequence decodes each iteration and prompt chunks fill the
+                  // rest of the token budget (TensorRT-LLM, vLLM, TGI with prefill chunking)
+  kPrefillFirst,  // while prompts wait or are in progress, an iteration runs only them and the
+                  // decoding sequences wait (SGLang without --enable-mixed-chunk)
+};
+std::string_view prompt_scheduling_name(PromptScheduling s);
+Result<PromptScheduling> parse_prompt_scheduling(std::string_view name);
+
 // Limits an engine picks on GPUs with at least `min_memory` (the capacity the driver reports),
 // except the GPUs listed; where `gpus` lists some (an engine that goes by the card's name), only
 // on those.
@@ -51,6 +61,7 @@ struct EngineProfile {
   // (any case) ran this engine.
   std::vector<std::string> aliases;
   KvPolicy kv_policy = KvPolicy::kReserve;
+  PromptScheduling scheduling = PromptScheduling::kMixed;
   // The KV cache's share of the GPU's whole memory, less what weights and working memory take
   // (vLLM, SGLang); or of the memory those leave (TensorRT-LLM).
   bool kv_of_total = false;

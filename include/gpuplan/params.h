@@ -69,6 +69,10 @@ struct InferenceParams {
   // peak, a forward pass per token (TGI's default on the cards it knows), instead of
   // MemoryParams::inference_chunk_tokens.
   bool prefill_budget_peak_second = false;
+  // An iteration with prompt tokens to compute runs only those; the decoding sequences wait for
+  // the next iteration without prompts (PromptScheduling::kPrefillFirst). Otherwise every
+  // iteration decodes each running sequence and fills the rest of its token budget with prompts.
+  bool prefill_first = false;
   std::string engine;              // the engine's id
   Seconds iteration_overhead;      // host time per iteration the GPUs wait for
   Seconds layer_overhead;          // per layer per iteration: launch gaps and kernel ramp

@@ -126,19 +126,21 @@ bool host_time_fitted(const Catalog& c, const EngineProfile& e) {
 }
 
 void list_engines(const Catalog& c) {
-  Table t(
-      {"id", "KV cache", "KV memory", "block", "limits per iteration", "host time", "benchmark"},
-      {false, false, false, true, false, false, true});
+  Table t({"id", "KV cache", "KV memory", "block", "prompts", "limits per iteration", "host time",
+           "benchmark"},
+          {false, false, false, true, false, false, false, true});
   for (const EngineProfile& e : c.engines()) {
     t.add({e.id, std::string(kv_policy_name(e.kv_policy)), kv_memory_text(e),
-           fmt::format("{}", e.kv_block_tokens), engine_limits(c, e),
-           host_time_fitted(c, e) ? "fitted" : "shared (not fitted)",
+           fmt::format("{}", e.kv_block_tokens), std::string(prompt_scheduling_name(e.scheduling)),
+           engine_limits(c, e), host_time_fitted(c, e) ? "fitted" : "shared (not fitted)",
            e.benchmark_requests ? fmt::format("{} requests", *e.benchmark_requests) : "-"});
   }
   emit("{}", t.str());
   emit(
       "serve --engine ID and plan --engine ID apply one; a validation row's engine text picks "
-      "its own. benchmark: the requests of the engine's own serving benchmark, which validate "
+      "its own. prompts: mixed (each iteration decodes every sequence, prompts fill the rest of "
+      "its budget) or prefill-first (an iteration with prompts runs only them). benchmark: the "
+      "requests of the engine's own serving benchmark, which validate "
       "runs a row a serving client measured for\n");
 }
 
@@ -148,6 +150,7 @@ void write_engine_json(JsonWriter& w, const EngineProfile& e) {
       .field("kind", "engine")
       .field("name", e.name)
       .field("kv_policy", std::string(kv_policy_name(e.kv_policy)))
+      .field("scheduling", std::string(prompt_scheduling_name(e.scheduling)))
       .field("kv_memory_of", e.kv_of_total ? "total" : "free")
       .field("kv_memory_fraction", e.kv_memory_fraction)
       .field("max_batch", e.max_batch)
@@ -438,6 +441,12 @@ void show_engine(const Catalog& c, const EngineProfile& e, bool json) {
   emit("engine     {} ({})\naliases    {}\n", e.id, e.name, fmt::join(e.aliases, ", "));
   emit("KV cache   {}, {}, blocks of {} tokens\n", kv_policy_name(e.kv_policy), kv_memory_text(e),
        e.kv_block_tokens);
+  emit("prompts    {}\n",
+       e.scheduling == PromptScheduling::kPrefillFirst
+           ? "prefill first: an iteration with prompts to compute runs only them; the running "
+             "sequences decode in the iterations between"
+           : "mixed: every iteration decodes each running sequence and fills the rest of its "
+             "token budget with prompts");
   emit("limits     {} per iteration\n", engine_limits(c, e));
   emit("host time  {}\n",
        e.iteration_overhead

@@ -421,15 +421,20 @@ void print_options(const ServeReport& r) {
       "{}",
       say(lang,
           "TTFT floor: one prompt alone. TPOT floor: one sequence decoding. The engine ({}) "
-          "runs at most {} sequences and {} tokens per iteration, KV blocks of {} token{}, {} "
+          "runs at most {} sequences and {} tokens per iteration, KV blocks of {} token{}, {}{} "
           "(data/engines/{}.toml).\n",
           "TTFT mínimo: um prompt sozinho. TPOT mínimo: uma sequência decodificando. O motor "
           "({}) roda no máximo {} sequências e {} tokens por iteração, blocos de KV de {} "
-          "token{}, {} (data/engines/{}.toml).\n",
+          "token{}, {}{} (data/engines/{}.toml).\n",
           e.name, a.max_batch, a.chunk_tokens, e.kv_block_tokens, e.kv_block_tokens == 1 ? "" : "s",
           r.job.setup.kv_policy == KvPolicy::kPaged
               ? tr(lang, "paged KV cache", "cache KV paginado")
               : tr(lang, "whole contexts reserved", "contextos inteiros reservados"),
+          e.scheduling == PromptScheduling::kPrefillFirst
+              ? tr(lang, ", prompts first (the decoding sequences wait while prompts run)",
+                   ", prompts primeiro (as sequências em decodificação esperam enquanto prompts "
+                   "rodam)")
+              : "",
           e.id));
   if (!r.host_time_fitted) {
     emit("{}", say(lang,
@@ -1048,6 +1053,7 @@ void print_serve_json(const ServeReport& r) {
       .field("engine", r.engine->id)
       .field("engine_host_time_fitted", r.host_time_fitted)
       .field("kv_policy", std::string(kv_policy_name(job.setup.kv_policy)))
+      .field("scheduling", std::string(prompt_scheduling_name(r.engine->scheduling)))
       .field("requests", r.answer.requests);
   if (job.slo.ttft_p99) {
     j.field("slo_ttft_p99_s", job.slo.ttft_p99->si());
