@@ -3,6 +3,7 @@
 #define GPUPLAN_TOOLS_FLAGS_H_
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <charconv>
@@ -108,6 +109,23 @@ inline Error flag_error(std::string_view text, std::string hint) {
   return Error{"", std::string(text), std::move(hint)};
 }
 
+// The required options of `app` and of the subcommand given that were not given, in the order
+// the command declares them.
+inline std::vector<std::string> missing_required(const CLI::App& app) {
+  std::vector<std::string> missing;
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->get_required() && o->count() == 0) {
+      missing.push_back(o->get_name());
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (std::string& name : missing_required(*sub)) {
+      missing.push_back(std::move(name));
+    }
+  }
+  return missing;
+}
+
 inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::string>& args,
                                       const std::string& command) {
   std::vector<const char*> argv;
@@ -119,6 +137,17 @@ inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::stri
   } catch (const CLI::CallForHelp&) {
     emit("{}", app.help());
     return kExitOk;
+  } catch (const CLI::RequiredError& e) {
+    // CLI11 stops at the first required flag it misses; name them all, so that one run of
+    // 'gpuplan train llama-3.1-8b --gpu h100-sxm --gpus 8' says both --global-batch and --seq.
+    const std::string hint = fmt::format("run '{} --help'", args.front());
+    std::vector<std::string> missing = missing_required(app);
+    if (missing.size() < 2) {
+      return report_error(command, flag_error(e.what(), hint), kExitUsage);
+    }
+    return report_error(command,
+                        Error{fmt::format("{}", fmt::join(missing, ", ")), "are required", hint},
+                        kExitUsage);
   } catch (const CLI::ParseError& e) {
     return report_error(command, flag_error(e.what(), fmt::format("run '{} --help'", args.front())),
                         kExitUsage);
