@@ -6,10 +6,12 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "command.h"
@@ -126,6 +128,63 @@ inline std::vector<std::string> missing_required(const CLI::App& app) {
   return missing;
 }
 
+// Edit distance (insertions, deletions, substitutions) between two flag names.
+inline size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The error for arguments the command does not take: the first of them as the user typed it
+// (CLI11's message lists them backwards), with the command's flag nearest to it as the hint
+// where one not given already is near ('--seqq': '--seq'; '--gpus' on fit with --gpu given:
+// '--max-gpus').
+inline Error unexpected_error(const CLI::App& app, const std::string& help_hint) {
+  const std::vector<std::string> extra = app.remaining(true);
+  std::string first = extra.empty() ? std::string() : extra.front();
+  for (const std::string& a : extra) {
+    if (a.starts_with("-")) {
+      first = a;
+      break;
+    }
+  }
+  const std::string typed = first.substr(0, first.find('='));
+  std::string nearest;
+  size_t best = 3;  // at most two edits away, or one name ending in the other
+  if (typed.starts_with("--") && typed.size() > 2) {
+    for (const CLI::Option* o : app.get_options()) {
+      if (o->count() > 0) {
+        continue;  // given already: not the one meant
+      }
+      for (const std::string& name : o->get_lnames()) {
+        const std::string flag = "--" + name;
+        size_t d = edit_distance(typed, flag);
+        if (flag.ends_with("-" + typed.substr(2))) {
+          d = std::min<size_t>(d, 1);
+        }
+        if (d < best) {
+          best = d;
+          nearest = flag;
+        }
+      }
+    }
+  }
+  std::string hint =
+      nearest.empty() ? help_hint : fmt::format("did you mean {}? {}", nearest, help_hint);
+  return Error{typed, "not expected", std::move(hint)};  // the flag, without any "=value"
+}
+
 inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::string>& args,
                                       const std::string& command) {
   std::vector<const char*> argv;
@@ -148,6 +207,9 @@ inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::stri
     return report_error(command,
                         Error{fmt::format("{}", fmt::join(missing, ", ")), "are required", hint},
                         kExitUsage);
+  } catch (const CLI::ExtrasError&) {
+    return report_error(
+        command, unexpected_error(app, fmt::format("run '{} --help'", args.front())), kExitUsage);
   } catch (const CLI::ParseError& e) {
     return report_error(command, flag_error(e.what(), fmt::format("run '{} --help'", args.front())),
                         kExitUsage);
