@@ -17,6 +17,7 @@
 #include "command.h"
 #include "gpuplan/fields.h"
 #include "gpuplan/lang.h"
+#include "gpuplan/suggest.h"
 
 namespace gpuplan::cli {
 
@@ -128,28 +129,10 @@ inline std::vector<std::string> missing_required(const CLI::App& app) {
   return missing;
 }
 
-// Edit distance (insertions, deletions, substitutions) between two flag names.
-inline size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) {
-    row[j] = j;
-  }
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // The error for arguments the command does not take: the first of them as the user typed it
 // (CLI11's message lists them backwards), with the command's flag nearest to it as the hint
-// where one not given already is near ('--seqq': '--seq'; '--gpus' on fit with --gpu given:
-// '--max-gpus').
+// where one not given already is near (closest_match: '--seqq': '--seq'; '--gpus' on fit with
+// --gpu given: '--max-gpus').
 inline Error unexpected_error(const CLI::App& app, const std::string& help_hint) {
   const std::vector<std::string> extra = app.remaining(true);
   std::string first = extra.empty() ? std::string() : extra.front();
@@ -161,23 +144,16 @@ inline Error unexpected_error(const CLI::App& app, const std::string& help_hint)
   }
   const std::string typed = first.substr(0, first.find('='));
   std::string nearest;
-  size_t best = 3;  // at most two edits away, or one name ending in the other
   if (typed.starts_with("--") && typed.size() > 2) {
+    std::vector<std::string> names;  // long names of the flags not given already
     for (const CLI::Option* o : app.get_options()) {
-      if (o->count() > 0) {
-        continue;  // given already: not the one meant
+      if (o->count() == 0) {
+        const std::vector<std::string>& lnames = o->get_lnames();
+        names.insert(names.end(), lnames.begin(), lnames.end());
       }
-      for (const std::string& name : o->get_lnames()) {
-        const std::string flag = "--" + name;
-        size_t d = edit_distance(typed, flag);
-        if (flag.ends_with("-" + typed.substr(2))) {
-          d = std::min<size_t>(d, 1);
-        }
-        if (d < best) {
-          best = d;
-          nearest = flag;
-        }
-      }
+    }
+    if (std::string name = closest_match(typed.substr(2), names); !name.empty()) {
+      nearest = "--" + name;
     }
   }
   std::string hint =
@@ -200,6 +176,10 @@ inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::stri
     // CLI11 stops at the first required flag it misses; name them all, so that one run of
     // 'gpuplan train llama-3.1-8b --gpu h100-sxm --gpus 8' says both --global-batch and --seq.
     const std::string hint = fmt::format("run '{} --help'", args.front());
+    if (app.remaining_size(true) > 0) {
+      // A flag not taken explains a required one missing ('--seqq 4096': '--seq' is missing).
+      return report_error(command, unexpected_error(app, hint), kExitUsage);
+    }
     std::vector<std::string> missing = missing_required(app);
     if (missing.size() < 2) {
       return report_error(command, flag_error(e.what(), hint), kExitUsage);
