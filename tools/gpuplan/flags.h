@@ -6,7 +6,6 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -83,11 +82,10 @@ inline std::optional<Error> check_given_values(const CLI::App& app) {
 // Parses `args` (args[0] is "gpuplan <command>") into `app`. Returns the exit status to end
 // with — 0 after printing --help, 2 after a one-line error for bad flags — or nullopt to go on.
 // A CLI11 parse error as an Error that names the flag: "--task is required" becomes where
-// "--task", what "is required"; "Could not convert: --gpus = x" where "--gpus"; "The following
-// arguments were not expected: --foo" where "--foo", what "not expected".
+// "--task", what "is required"; "Could not convert: --gpus = x" where "--gpus". (Arguments not
+// expected are unexpected_error's.)
 inline Error flag_error(std::string_view text, std::string hint) {
   constexpr std::string_view kConvert = "Could not convert: ";
-  constexpr std::string_view kUnexpected = "not expected: ";
   if (text.starts_with(kConvert)) {
     text.remove_prefix(kConvert.size());
     const size_t eq = text.find(" = ");
@@ -95,11 +93,6 @@ inline Error flag_error(std::string_view text, std::string hint) {
       return Error{std::string(text.substr(0, eq)),
                    fmt::format("cannot read '{}'", text.substr(eq + 3)), std::move(hint)};
     }
-  }
-  if (const size_t at = text.find(kUnexpected);
-      text.starts_with("The following argument") && at != std::string_view::npos) {
-    return Error{std::string(text.substr(at + kUnexpected.size())), "not expected",
-                 std::move(hint)};
   }
   if (text.starts_with("--")) {
     const size_t end = text.find_first_of(": ");
@@ -167,6 +160,7 @@ inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::stri
   for (const std::string& a : args) {
     argv.push_back(a.c_str());
   }
+  const std::string hint = fmt::format("run '{} --help'", args.front());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::CallForHelp&) {
@@ -175,7 +169,6 @@ inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::stri
   } catch (const CLI::RequiredError& e) {
     // CLI11 stops at the first required flag it misses; name them all, so that one run of
     // 'gpuplan train llama-3.1-8b --gpu h100-sxm --gpus 8' says both --global-batch and --seq.
-    const std::string hint = fmt::format("run '{} --help'", args.front());
     if (app.remaining_size(true) > 0) {
       // A flag not taken explains a required one missing ('--seqq 4096': '--seq' is missing).
       return report_error(command, unexpected_error(app, hint), kExitUsage);
@@ -188,11 +181,9 @@ inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::stri
                         Error{fmt::format("{}", fmt::join(missing, ", ")), "are required", hint},
                         kExitUsage);
   } catch (const CLI::ExtrasError&) {
-    return report_error(
-        command, unexpected_error(app, fmt::format("run '{} --help'", args.front())), kExitUsage);
+    return report_error(command, unexpected_error(app, hint), kExitUsage);
   } catch (const CLI::ParseError& e) {
-    return report_error(command, flag_error(e.what(), fmt::format("run '{} --help'", args.front())),
-                        kExitUsage);
+    return report_error(command, flag_error(e.what(), hint), kExitUsage);
   }
   if (std::optional<Error> e = check_given_values(app)) {
     return report_error(command, *e, kExitUsage);
