@@ -278,10 +278,12 @@ Result<Software> Catalog::software(std::string_view spec) const {
   return s;
 }
 
+bool Catalog::is_model_path(std::string_view text) {
+  return text.find('/') != std::string_view::npos || (text.size() > 5 && text.ends_with(".json"));
+}
+
 Result<Model> Catalog::model(std::string_view id_or_path) const {
-  const bool is_path = id_or_path.find('/') != std::string_view::npos ||
-                       (id_or_path.size() > 5 && id_or_path.ends_with(".json"));
-  if (is_path) {
+  if (is_model_path(id_or_path)) {
     return load_model_config(std::string(id_or_path));
   }
   const Model* m = nullptr;

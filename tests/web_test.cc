@@ -57,7 +57,19 @@ TEST(WebApi, TheCatalogListsEveryEntryInTheCatalogsOrder) {
   for (size_t i = 0; i < offers.size(); ++i) {
     EXPECT_EQ(offers[i]["id"], c.offers()[i].id);
   }
-  EXPECT_EQ(answer_api("GET", "/api/v1/catalog/planets", "", options()).status, 404);
+  // Every kind gpuplan catalog list takes: the serving engines too, in the catalog's order.
+  const WebReply e = answer_api("GET", "/api/v1/catalog/engines", "", options());
+  ASSERT_EQ(e.status, 200) << e.body;
+  const json engines = json::parse(e.body);
+  ASSERT_EQ(engines.size(), c.engines().size());
+  for (size_t i = 0; i < engines.size(); ++i) {
+    EXPECT_EQ(engines[i]["id"], c.engines()[i].id);
+  }
+  const WebReply planets = answer_api("GET", "/api/v1/catalog/planets", "", options());
+  EXPECT_EQ(planets.status, 404);
+  EXPECT_NE(planets.body.find("try gpus, fabrics, models, offers, frameworks, datasets, engines"),
+            std::string::npos)
+      << planets.body;
   EXPECT_EQ(answer_api("POST", "/api/v1/catalog/gpus", "{}", options()).status, 405);
 }
 

@@ -62,8 +62,10 @@ class Catalog {
   // A run's software from "ID" or "ID@YEAR" (the year defaults to kCurrentYear, when every
   // default of the framework applies).
   Result<Software> software(std::string_view spec) const;
-  // A catalog model id, or a path to a config.json (anything containing '/' or ending ".json").
+  // A catalog model id, or a path to a config.json (is_model_path).
   Result<Model> model(std::string_view id_or_path) const;
+  // Whether model() reads `text` as a path: it contains '/' or ends ".json".
+  static bool is_model_path(std::string_view text);
 
   // Replaces catalog values with measured ones from a calibration profile (written by
   // `gpuplan calibrate`): a fabric's bus bandwidth and latency, a GPU's GEMM and HBM

@@ -255,8 +255,8 @@ def data_dir():
 
 class _Catalog:
     """The catalog: ``gpus()``, ``fabrics()``, ``models()``, ``offers()``, ``frameworks()``,
-    ``datasets()``, ``engines()`` list its entries as answers; ``show(id)`` shows one. ``data`` is another
-    catalog directory.
+    ``datasets()``, ``engines()`` list its entries as answers; ``show(id)`` shows one, and
+    ``show(id, kind="gpu")`` looks in one kind only. ``data`` is another catalog directory.
     """
 
     def _list(self, kind, data):
@@ -284,8 +284,9 @@ class _Catalog:
     def engines(self, data=None):
         return self._list("engines", data)
 
-    def show(self, id, data=None):
-        positional = ([f"--data={os.fspath(data)}"] if data is not None else []) + ["show", id]
+    def show(self, id, kind=None, data=None):
+        positional = (([f"--data={os.fspath(data)}"] if data is not None else []) + ["show"] +
+                      ([kind] if kind is not None else []) + [id])
         return _answer(Answer, _run("catalog", positional, {}))
 
     def __repr__(self):

@@ -181,6 +181,11 @@ def test_the_catalog_lists_and_shows():
                                                                "--json"])[0]
     with pytest.raises(gpuplan.Error, match="h999"):
         gpuplan.catalog.show("h999")
+    # With a kind, the id is looked up in that kind only: h200-sxm is a GPU, not an engine.
+    assert gpuplan.catalog.show("h200-sxm", kind="gpu").to_json() == \
+        gpuplan.catalog.show("h200-sxm").to_json()
+    with pytest.raises(gpuplan.Error, match="unknown engine 'h200-sxm'"):
+        gpuplan.catalog.show("h200-sxm", kind="engine")
 
 
 def test_two_searches_run_at_once_and_give_what_they_give_alone():

@@ -1,5 +1,5 @@
-// gpuplan catalog list [KIND] [--json] and gpuplan catalog show ID [--json], for every kind of
-// catalog entry.
+// gpuplan catalog list [KIND] [--json] and gpuplan catalog show [KIND] ID [--json], for every
+// kind of catalog entry.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -494,44 +494,202 @@ void show_framework(const Framework& f, bool json) {
   emit("source     {}\nfile       {}\n", f.source, f.file);
 }
 
-// One kind's entries as a JSON array of the objects `show --json` prints.
-int list_json_array(const Catalog& c, const std::string& kind) {
-  JsonWriter w;
-  w.begin_array();
-  if (kind == "gpus") {
-    for (const Gpu& g : c.gpus())
-      write_gpu_json(w, g);
-  } else if (kind == "fabrics") {
-    for (const Fabric& f : c.fabrics())
-      write_fabric_json(w, f);
-  } else if (kind == "models") {
-    for (const Model& m : c.models())
-      write_model_json(w, m);
-  } else if (kind == "offers") {
-    for (const Offer& o : c.offers())
-      write_offer_json(w, o);
-  } else if (kind == "frameworks") {
-    for (const Framework& f : c.frameworks())
-      write_framework_json(w, f);
-  } else if (kind == "datasets") {
-    for (const Dataset& d : c.datasets())
-      write_dataset_json(w, d);
-  } else if (kind == "engines") {
-    for (const EngineProfile& e : c.engines())
-      write_engine_json(w, e);
-  } else {
-    return report_error(
-        kName,
-        Error{"--json", fmt::format("lists one kind, not '{}'", kind),
-              "give gpus, fabrics, models, offers, frameworks, datasets or engines"},
-        kExitUsage);
+// Every kind of catalog entry, in the order `list` prints them: how to list its entries, write
+// one as JSON, show the entry with an id (false when the kind has none) and name its ids. One
+// table, read by `list`, `list --json` and `show`.
+struct Kind {
+  std::string_view name;      // as `list` takes it: "gpus"
+  std::string_view singular;  // "gpu", also taken
+  void (*list)(const Catalog&);
+  void (*list_json)(const Catalog&, JsonWriter&);
+  bool (*show)(const Catalog&, const std::string& id, bool json);
+  std::vector<std::string> (*ids)(const Catalog&);
+};
+
+template <typename Entry>
+std::vector<std::string> ids_of(const std::vector<Entry>& entries) {
+  std::vector<std::string> ids;
+  for (const Entry& e : entries)
+    ids.push_back(e.id);
+  return ids;
+}
+
+template <typename Entry>
+void write_all(JsonWriter& w, const std::vector<Entry>& entries,
+               void (*write)(JsonWriter&, const Entry&)) {
+  for (const Entry& e : entries)
+    write(w, e);
+}
+
+const Kind kKinds[] = {
+    {"gpus", "gpu", list_gpus,
+     [](const Catalog& c, JsonWriter& w) { write_all(w, c.gpus(), write_gpu_json); },
+     [](const Catalog& c, const std::string& id, bool json) {
+       auto g = c.gpu(id);
+       if (g)
+         show_gpu(**g, json);
+       return g.has_value();
+     },
+     [](const Catalog& c) { return ids_of(c.gpus()); }},
+    {"fabrics", "fabric", list_fabrics,
+     [](const Catalog& c, JsonWriter& w) { write_all(w, c.fabrics(), write_fabric_json); },
+     [](const Catalog& c, const std::string& id, bool json) {
+       auto f = c.fabric(id);
+       if (f)
+         show_fabric(**f, json);
+       return f.has_value();
+     },
+     [](const Catalog& c) { return ids_of(c.fabrics()); }},
+    {"models", "model", list_models,
+     [](const Catalog& c, JsonWriter& w) { write_all(w, c.models(), write_model_json); },
+     [](const Catalog& c, const std::string& id, bool json) {
+       auto m = c.model(id);
+       if (m)
+         show_model(*m, json);
+       return m.has_value();
+     },
+     [](const Catalog& c) { return ids_of(c.models()); }},
+    {"offers", "offer", list_offers,
+     [](const Catalog& c, JsonWriter& w) { write_all(w, c.offers(), write_offer_json); },
+     [](const Catalog& c, const std::string& id, bool json) {
+       auto o = c.offer(id);
+       if (o)
+         show_offer(**o, json);
+       return o.has_value();
+     },
+     [](const Catalog& c) { return ids_of(c.offers()); }},
+    {"frameworks", "framework", list_frameworks,
+     [](const Catalog& c, JsonWriter& w) { write_all(w, c.frameworks(), write_framework_json); },
+     [](const Catalog& c, const std::string& id, bool json) {
+       auto f = c.framework(id);
+       if (f)
+         show_framework(**f, json);
+       return f.has_value();
+     },
+     [](const Catalog& c) { return ids_of(c.frameworks()); }},
+    {"datasets", "dataset", list_datasets,
+     [](const Catalog& c, JsonWriter& w) { write_all(w, c.datasets(), write_dataset_json); },
+     [](const Catalog& c, const std::string& id, bool json) {
+       auto d = c.dataset(id);
+       if (d)
+         show_dataset(**d, json);
+       return d.has_value();
+     },
+     [](const Catalog& c) { return ids_of(c.datasets()); }},
+    {"engines", "engine", list_engines,
+     [](const Catalog& c, JsonWriter& w) { write_all(w, c.engines(), write_engine_json); },
+     [](const Catalog& c, const std::string& id, bool json) {
+       const EngineProfile* e = c.engine(id).value_or(nullptr);
+       if (!e)
+         e = c.engine_named(id);  // as results name it: "TensorRT-LLM 0.17"
+       if (e)
+         show_engine(c, *e, json);
+       return e != nullptr;
+     },
+     [](const Catalog& c) { return ids_of(c.engines()); }},
+};
+
+// The kind `word` names, plural or singular; null for none.
+const Kind* find_kind(std::string_view word) {
+  for (const Kind& k : kKinds) {
+    if (word == k.name || word == k.singular)
+      return &k;
   }
-  w.end_array();
-  emit("{}", w.str());
+  return nullptr;
+}
+
+// "unknown kind 'x'" with a suggestion; `where` is the subcommand.
+int unknown_kind(std::string_view where, const std::string& word) {
+  return report_error(kName,
+                      Error{std::string(where), fmt::format("unknown kind '{}'", word),
+                            suggestion_hint(word, catalog_kinds())},
+                      kExitUsage);
+}
+
+int run_list(const Catalog& c, const std::string& kind, bool json) {
+  const Kind* only = nullptr;
+  if (!kind.empty()) {
+    only = find_kind(kind);
+    if (!only)
+      return unknown_kind("list", kind);
+  }
+  if (json) {
+    if (!only) {
+      return report_error(kName,
+                          Error{"--json", "lists one kind, not all of them",
+                                fmt::format("give one of {}", fmt::join(catalog_kinds(), ", "))},
+                          kExitUsage);
+    }
+    JsonWriter w;
+    w.begin_array();
+    only->list_json(c, w);
+    w.end_array();
+    emit("{}", w.str());
+    return kExitOk;
+  }
+  if (only) {
+    only->list(c);
+    return kExitOk;
+  }
+  bool first = true;
+  for (const Kind& k : kKinds) {
+    emit("{}{}:\n", first ? "" : "\n", k.name);
+    k.list(c);
+    first = false;
+  }
   return kExitOk;
 }
 
+// `show ID` looks the id up in every kind, in list order; `show KIND ID` in that kind only.
+int run_show(const Catalog& c, const std::vector<std::string>& words, bool json) {
+  if (words.size() > 2) {
+    return report_error(
+        kName,
+        Error{"show", fmt::format("takes an id, or a kind and an id, not {} words", words.size()),
+              "quote an id with spaces: catalog show engine 'vLLM 0.6.0'"},
+        kExitUsage);
+  }
+  const Kind* only = nullptr;
+  if (words.size() == 2) {
+    only = find_kind(words[0]);
+    if (!only)
+      return unknown_kind("show", words[0]);
+  }
+  const std::string& id = words.back();
+  if (Catalog::is_model_path(id) && (!only || only->name == "models")) {
+    // A config.json: its own error (no such file, a key missing) says more than "unknown id".
+    Result<Model> m = c.model(id);
+    if (!m)
+      return report_error(kName, m.error());
+    show_model(*m, json);
+    return kExitOk;
+  }
+  std::vector<std::string> ids;
+  for (const Kind& k : kKinds) {
+    if (only && &k != only)
+      continue;
+    if (k.show(c, id, json))
+      return kExitOk;
+    for (std::string& i : k.ids(c))
+      ids.push_back(std::move(i));
+  }
+  const std::string what = only ? std::string(only->singular) : "id";
+  std::string hint = suggestion_hint(id, ids);
+  if (!only && hint.starts_with("expected one of")) {
+    // Every id of every kind is too long a list for a hint.
+    hint = "run 'gpuplan catalog list' to see the ids";
+  }
+  return report_error(kName, Error{"show", fmt::format("unknown {} '{}'", what, id), hint});
+}
+
 }  // namespace
+
+std::vector<std::string> catalog_kinds() {
+  std::vector<std::string> names;
+  for (const Kind& k : kKinds)
+    names.emplace_back(k.name);
+  return names;
+}
 
 int run_catalog(const std::vector<std::string>& args) {
   CLI::App app(
@@ -541,20 +699,20 @@ int run_catalog(const std::vector<std::string>& args) {
   app.require_subcommand(1);
   std::string data;
   app.add_option("--data", data, "catalog directory (default $GPUPLAN_DATA or the built-in one)");
+  const std::string kinds = fmt::format("{}", fmt::join(catalog_kinds(), " | "));
   std::string kind;
-  CLI::App* list = app.add_subcommand(
-      "list", "list entries: gpus, fabrics, models, offers, frameworks, datasets or engines");
-  list->add_option(
-      "kind", kind,
-      "gpus | fabrics | models | offers | frameworks | datasets | engines (default: all)");
+  CLI::App* list = app.add_subcommand("list", "list the entries of every kind, or of one");
+  list->add_option("kind", kind, fmt::format("{} (default: all)", kinds));
   bool list_json = false;
   list->add_flag("--json", list_json, "print one kind as a JSON array");
   list->fallthrough();
-  std::string id;
+  std::vector<std::string> words;
   bool json = false;
-  CLI::App* show = app.add_subcommand("show", "show one entry by id");
-  show->add_option("id", id, "a GPU, fabric, model, offer, engine, data set or framework id")
-      ->required();
+  CLI::App* show = app.add_subcommand("show", "show one entry by id: show [KIND] ID");
+  show->add_option("id", words,
+                   fmt::format("an id of any kind, or a kind ({}) and an id of it", kinds))
+      ->required()
+      ->expected(1, -1);  // more than two words: run_show says what it takes
   show->add_flag("--json", json, "print JSON");
   show->fallthrough();
   if (std::optional<int> done = parse_flags(app, args, kName)) {
@@ -563,106 +721,9 @@ int run_catalog(const std::vector<std::string>& args) {
   Result<Catalog> c = load_catalog(data);
   if (!c)
     return report_error(kName, c.error());
-
-  if (list->parsed()) {
-    const std::vector<std::string> kinds = {"gpus",       "fabrics",  "models", "offers",
-                                            "frameworks", "datasets", "engines"};
-    if (!kind.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-      return report_error(
-          kName,
-          Error{"list", fmt::format("unknown kind '{}'", kind), suggestion_hint(kind, kinds)},
-          kExitUsage);
-    }
-    if (list_json) {
-      return list_json_array(*c, kind);
-    }
-    const bool all = kind.empty();
-    if (all || kind == "gpus") {
-      if (all)
-        emit("gpus:\n");
-      list_gpus(*c);
-    }
-    if (all || kind == "fabrics") {
-      if (all)
-        emit("\nfabrics:\n");
-      list_fabrics(*c);
-    }
-    if (all || kind == "models") {
-      if (all)
-        emit("\nmodels:\n");
-      list_models(*c);
-    }
-    if (all || kind == "offers") {
-      if (all)
-        emit("\noffers:\n");
-      list_offers(*c);
-    }
-    if (all || kind == "frameworks") {
-      if (all)
-        emit("\nframeworks:\n");
-      list_frameworks(*c);
-    }
-    if (all || kind == "datasets") {
-      if (all)
-        emit("\ndatasets:\n");
-      list_datasets(*c);
-    }
-    if (all || kind == "engines") {
-      if (all)
-        emit("\nengines:\n");
-      list_engines(*c);
-    }
-    return kExitOk;
-  }
-  if (auto g = c->gpu(id)) {
-    show_gpu(**g, json);
-    return kExitOk;
-  }
-  if (auto f = c->fabric(id)) {
-    show_fabric(**f, json);
-    return kExitOk;
-  }
-  if (auto o = c->offer(id)) {
-    show_offer(**o, json);
-    return kExitOk;
-  }
-  if (auto m = c->model(id)) {
-    show_model(*m, json);
-    return kExitOk;
-  }
-  if (auto e = c->engine(id)) {
-    show_engine(*c, **e, json);
-    return kExitOk;
-  }
-  if (const EngineProfile* e = c->engine_named(id)) {  // as results name it: "TensorRT-LLM 0.17"
-    show_engine(*c, *e, json);
-    return kExitOk;
-  }
-  if (auto d = c->dataset(id)) {
-    show_dataset(**d, json);
-    return kExitOk;
-  }
-  if (auto f = c->framework(id)) {
-    show_framework(**f, json);
-    return kExitOk;
-  }
-  std::vector<std::string> ids;
-  for (const Gpu& g : c->gpus())
-    ids.push_back(g.id);
-  for (const Fabric& f : c->fabrics())
-    ids.push_back(f.id);
-  for (const Model& m : c->models())
-    ids.push_back(m.id);
-  for (const Offer& o : c->offers())
-    ids.push_back(o.id);
-  for (const EngineProfile& e : c->engines())
-    ids.push_back(e.id);
-  for (const Dataset& d : c->datasets())
-    ids.push_back(d.id);
-  for (const Framework& f : c->frameworks())
-    ids.push_back(f.id);
-  return report_error(kName,
-                      Error{"show", fmt::format("unknown id '{}'", id), suggestion_hint(id, ids)});
+  if (list->parsed())
+    return run_list(*c, kind, list_json);
+  return run_show(*c, words, json);
 }
 
 }  // namespace gpuplan::cli

@@ -34,6 +34,10 @@ int run_measure_here(const std::vector<std::string>& args);  // measure_command.
 int run_calibrate(const std::vector<std::string>& args);
 int run_web(const std::vector<std::string>& args);
 
+// The kinds `gpuplan catalog list` takes, in the order it lists them ("gpus", "fabrics", ...):
+// the web's /api/v1/catalog/{kind} serves the same.
+std::vector<std::string> catalog_kinds();
+
 // Loads the catalog and, when `profile` is given, applies it and says so on stdout (unless
 // `quiet`, for JSON output).
 Result<Catalog> load_catalog_with_profile(const std::string& data, const std::string& profile,

@@ -1,6 +1,7 @@
 #include "web.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <httplib.h>
 
 #include <algorithm>
@@ -116,10 +117,10 @@ WebReply run_captured(const RequestCommand& c, const std::vector<std::string>& a
 }
 
 WebReply catalog_list(const std::string& kind, const WebOptions& o) {
-  constexpr std::array<std::string_view, 4> kinds = {"gpus", "fabrics", "models", "offers"};
+  const std::vector<std::string> kinds = catalog_kinds();
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-    return {404, error_body(fmt::format("no catalog list '{}'; try gpus, fabrics, models or offers",
-                                        kind))};
+    return {404,
+            error_body(fmt::format("no catalog list '{}'; try {}", kind, fmt::join(kinds, ", ")))};
   }
   std::vector<std::string> args = {"gpuplan catalog", "list", kind, "--json"};
   if (!o.data.empty()) {
@@ -169,7 +170,7 @@ std::string openapi() {
          {{{"name", "kind"},
            {"in", "path"},
            {"required", true},
-           {"schema", {{"type", "string"}, {"enum", {"gpus", "fabrics", "models", "offers"}}}}}}},
+           {"schema", {{"type", "string"}, {"enum", catalog_kinds()}}}}}},
         {"responses", {{"200", {{"description", "the entries, as a JSON array"}}}}}}}};
   json doc = {{"openapi", "3.0.3"},
               {"info",
