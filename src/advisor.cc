@@ -782,19 +782,17 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
         published_mfus(catalog.data_dir() + "/validation/training.json", catalog);
     for (const PlanCandidate& p : plan.ranked) {
       const std::optional<PublishedMfu> ceiling =
-          published && p.training ? best_published_mfu(*published, p.offer->gpu, job.precision)
-                                  : std::nullopt;
+          published && p.training
+              ? best_published_mfu(*published, catalog, p.offer->gpu, job.precision)
+              : std::nullopt;
       if (ceiling && p.mfu > ceiling->mfu) {
         plan.notes.push_back(
-            {fmt::format("{}: predicted MFU {:.1f} % is above the best published {} run in {} "
-                         "({:.1f} %, {}); its time may be optimistic",
-                         p.offer->id, p.mfu * 100, p.offer->gpu, precision_name(job.precision),
-                         ceiling->mfu * 100, ceiling->id),
-             fmt::format("{}: o MFU previsto de {} % está acima da melhor execução publicada "
-                         "em {} com {} ({} %, {}); seu tempo pode ser otimista",
-                         p.offer->id, number(p.mfu * 100, 1, Lang::kPt), p.offer->gpu,
-                         precision_name(job.precision), number(ceiling->mfu * 100, 1, Lang::kPt),
-                         ceiling->id)});
+            {fmt::format("{}: predicted MFU {:.1f} % is above {}; its time may be optimistic",
+                         p.offer->id, p.mfu * 100,
+                         published_mfu_text(*ceiling, p.offer->gpu, Lang::kEn)),
+             fmt::format("{}: o MFU previsto de {} % está acima d{}; seu tempo pode ser otimista",
+                         p.offer->id, number(p.mfu * 100, 1, Lang::kPt),
+                         published_mfu_text(*ceiling, p.offer->gpu, Lang::kPt))});
       }
     }
   }

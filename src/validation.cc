@@ -183,12 +183,26 @@ Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const 
 }
 
 std::optional<PublishedMfu> best_published_mfu(const std::vector<PublishedMfu>& runs,
-                                               const std::string& gpu, Precision precision) {
+                                               const Catalog& catalog, const std::string& gpu,
+                                               Precision precision) {
   auto sixteen = [](Precision p) { return p == Precision::kFp16 || p == Precision::kBf16; };
+  const Gpu* mine = catalog.gpu(gpu).value_or(nullptr);
+  auto same_tensor_cores = [&](const std::string& other) {
+    if (other == gpu) {
+      return true;
+    }
+    const Gpu* theirs = catalog.gpu(other).value_or(nullptr);
+    if (!mine || !theirs || mine->architecture != theirs->architecture) {
+      return false;
+    }
+    const std::optional<FlopsPerSecond> a = mine->peak_for(precision);
+    const std::optional<FlopsPerSecond> b = theirs->peak_for(precision);
+    return a && b && a->si() == b->si();
+  };
   std::optional<PublishedMfu> best;
   for (const PublishedMfu& r : runs) {
     const bool same = r.precision == precision || (sixteen(r.precision) && sixteen(precision));
-    if (r.gpu == gpu && same && (!best || r.mfu > best->mfu)) {
+    if (same && (!best || r.mfu > best->mfu) && same_tensor_cores(r.gpu)) {
       best = r;
     }
   }
@@ -377,11 +391,24 @@ Result<ValidationReport> run_validation(const std::string& path, const Catalog& 
   return report;
 }
 
+std::string published_mfu_text(const PublishedMfu& run, const std::string& gpu, Lang lang) {
+  const std::string mfu = number(run.mfu * 100, 1, lang);
+  if (run.gpu == gpu) {
+    return fmt::format(fmt::runtime(tr(lang, "the best published {} {} run ({} %, {})",
+                                       "a melhor execução publicada em {} com {} ({} %, {})")),
+                       gpu, precision_name(run.precision), mfu, run.id);
+  }
+  return fmt::format(
+      fmt::runtime(tr(lang, "the best published {} run on the same tensor cores ({}, {} %, {})",
+                      "a melhor execução publicada com {} nos mesmos tensor cores ({}, {} %, {})")),
+      precision_name(run.precision), run.gpu, mfu, run.id);
+}
+
 std::optional<PublishedMfu> catalog_mfu_ceiling(const Catalog& catalog, const std::string& gpu,
                                                 Precision precision) {
   Result<std::vector<PublishedMfu>> runs =
       published_mfus(catalog.data_dir() + "/validation/training.json", catalog);
-  return runs ? best_published_mfu(*runs, gpu, precision) : std::nullopt;
+  return runs ? best_published_mfu(*runs, catalog, gpu, precision) : std::nullopt;
 }
 
 }  // namespace gpuplan

@@ -145,6 +145,37 @@ TEST(Summarize, OverAllEntriesAndPerMetricInTheOrderTheyAppear) {
   EXPECT_EQ(r.by_metric[0].rows, 3);
 }
 
+// A predicted MFU is checked against the best published run on the same tensor cores: the GPU's
+// own runs and those of GPUs of the same architecture with the same dense peak in the precision
+// (data/gpus/: h100-sxm and h200-sxm both hopper at 989.5 TFLOP/s bf16 and 1979 fp8; a100-sxm-40gb
+// and -80gb both ampere at 312; h100-pcie hopper at 756.5, h200-nvl at 835.5). fp16 and bf16
+// count as one class.
+TEST_F(ValidationTest, PublishedMfuCeilingIsTheBestOnTheSameTensorCores) {
+  const std::vector<PublishedMfu> runs = {{"A", "h100-sxm", Precision::kBf16, 0.40},
+                                          {"B", "a100-sxm-80gb", Precision::kFp16, 0.55},
+                                          {"C", "h200-sxm", Precision::kFp8, 0.30},
+                                          {"D", "a100-sxm-40gb", Precision::kBf16, 0.49}};
+  auto best = [&](const char* gpu, Precision p) {
+    const std::optional<PublishedMfu> r = best_published_mfu(runs, *catalog_, gpu, p);
+    return r ? r->id : std::string("none");
+  };
+  EXPECT_EQ(best("h200-sxm", Precision::kBf16), "A");       // no h200 bf16 run: the H100's counts
+  EXPECT_EQ(best("h100-sxm", Precision::kFp8), "C");        // and the other way round
+  EXPECT_EQ(best("a100-sxm-40gb", Precision::kBf16), "B");  // 0.55 on the 80 GB part beats 0.49
+  EXPECT_EQ(best("h100-pcie", Precision::kBf16), "none");   // hopper, but 756.5 TFLOP/s
+  EXPECT_EQ(best("h200-nvl", Precision::kFp8), "none");     // hopper, but 1670.5 TFLOP/s
+  EXPECT_EQ(best("b200", Precision::kBf16), "none");        // no blackwell run
+  EXPECT_EQ(best("h200-sxm", Precision::kFp4), "none");     // no fp4 rate, no fp4 run
+
+  // The text names the run's GPU when it is another one.
+  EXPECT_EQ(published_mfu_text(runs[0], "h100-sxm", Lang::kEn),
+            "the best published h100-sxm bf16 run (40.0 %, A)");
+  EXPECT_EQ(published_mfu_text(runs[0], "h200-sxm", Lang::kEn),
+            "the best published bf16 run on the same tensor cores (h100-sxm, 40.0 %, A)");
+  EXPECT_EQ(published_mfu_text(runs[0], "h200-sxm", Lang::kPt),
+            "a melhor execução publicada com bf16 nos mesmos tensor cores (h100-sxm, 40,0 %, A)");
+}
+
 TEST_F(ValidationTest, PredictsKnownRowsAndExplainsTheOthers) {
   Result<ValidationReport> r = run_validation(fixture("small-training.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();

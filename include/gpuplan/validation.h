@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpuplan/catalog.h"
+#include "gpuplan/lang.h"
 #include "gpuplan/result.h"
 #include "gpuplan/serving.h"
 #include "gpuplan/training.h"
@@ -64,13 +65,22 @@ struct PublishedMfu {
 // The MFU of every training row of a validation file whose GPU the catalog knows.
 Result<std::vector<PublishedMfu>> published_mfus(const std::string& path, const Catalog& catalog);
 
-// The highest of `runs` on `gpu` in `precision`'s class (fp16 and bf16 count as one: the same
-// tensor-core rate), or nullopt when none was published.
+// The highest of `runs` in `precision`'s class (fp16 and bf16 count as one: the same tensor-core
+// rate) on `gpu` or on a GPU with the same tensor cores: the same architecture and the same dense
+// peak in that precision (the H200 SXM's runs count for the H100 SXM and the other way round);
+// nullopt when none was published.
 std::optional<PublishedMfu> best_published_mfu(const std::vector<PublishedMfu>& runs,
-                                               const std::string& gpu, Precision precision);
+                                               const Catalog& catalog, const std::string& gpu,
+                                               Precision precision);
 
-// The best MFU published on `gpu` in `precision`'s class, from the catalog's own validation file
-// (DATA/validation/training.json); nullopt when it has none or no such run.
+// Names `run` as a ceiling for `gpu`: "the best published h100-sxm bf16 run (45.7 %, ID)", or,
+// from another GPU with the same tensor cores, "the best published bf16 run on the same tensor
+// cores (h100-sxm, 45.7 %, ID)"; in `lang`.
+std::string published_mfu_text(const PublishedMfu& run, const std::string& gpu, Lang lang);
+
+// The best MFU published on `gpu`'s tensor cores in `precision`'s class (best_published_mfu),
+// from the catalog's own validation file (DATA/validation/training.json); nullopt when it has
+// none or no such run.
 std::optional<PublishedMfu> catalog_mfu_ceiling(const Catalog& catalog, const std::string& gpu,
                                                 Precision precision);
 

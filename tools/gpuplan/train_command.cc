@@ -77,9 +77,8 @@ int run_search(const CLI::App& app, const Catalog& catalog, const Model& model,
       catalog_mfu_ceiling(catalog, cluster.gpu->id, precision);
   auto mfu_note = [&](const TrainEstimate& e) -> std::string {
     if (ceiling && e.mfu > ceiling->mfu) {
-      return fmt::format("above the best published {} {} run ({:.1f} %, {}): optimistic",
-                         cluster.gpu->id, precision_name(precision), ceiling->mfu * 100,
-                         ceiling->id);
+      return fmt::format("above {}: optimistic",
+                         published_mfu_text(*ceiling, cluster.gpu->id, Lang::kEn));
     }
     return "";
   };
