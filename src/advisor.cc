@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
 #include <span>
@@ -17,6 +18,7 @@
 #include "gpuplan/serve.h"
 #include "gpuplan/suggest.h"
 #include "gpuplan/validation.h"
+#include "name_table.h"
 
 namespace gpuplan {
 namespace {
@@ -320,30 +322,28 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
 
 }  // namespace
 
+namespace {
+
+constexpr std::array kJobKinds = {
+    std::pair{JobKind::kPretrain, std::string_view("pretrain")},
+    std::pair{JobKind::kFinetune, std::string_view("finetune")},
+    std::pair{JobKind::kLora, std::string_view("lora")},
+    std::pair{JobKind::kQlora, std::string_view("qlora")},
+    std::pair{JobKind::kServe, std::string_view("serve")},
+};
+
+}  // namespace
+
 std::string_view job_kind_name(JobKind k) {
-  switch (k) {
-    case JobKind::kPretrain:
-      return "pretrain";
-    case JobKind::kFinetune:
-      return "finetune";
-    case JobKind::kLora:
-      return "lora";
-    case JobKind::kQlora:
-      return "qlora";
-    case JobKind::kServe:
-      return "serve";
-  }
-  return "?";
+  return detail::name_of(kJobKinds, k);
 }
 
 Result<JobKind> parse_job_kind(std::string_view name) {
-  const std::vector<std::string> names = {"pretrain", "finetune", "lora", "qlora", "serve"};
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == name) {
-      return static_cast<JobKind>(i);
-    }
-  }
-  return fail("", fmt::format("unknown job kind '{}'", name), suggestion_hint(name, names));
+  return detail::parse_from(kJobKinds, name, "job kind");
+}
+
+std::vector<std::string> job_kind_names() {
+  return detail::names_in(kJobKinds);
 }
 
 namespace {

@@ -91,6 +91,10 @@ Result<KvPolicy> parse_kv_policy(std::string_view name) {
   return detail::parse_from(kKvPolicies, name, "KV policy");
 }
 
+std::vector<std::string> kv_policy_names() {
+  return detail::names_in(kKvPolicies);
+}
+
 std::string_view prompt_scheduling_name(PromptScheduling s) {
   return detail::name_of(kPromptSchedulings, s);
 }

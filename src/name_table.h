@@ -27,6 +27,16 @@ std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& ta
   return "?";
 }
 
+// Every name of `table`, in its order (for help texts: the names the parser takes).
+template <class E, size_t N>
+std::vector<std::string> names_in(const std::array<std::pair<E, std::string_view>, N>& table) {
+  std::vector<std::string> names;
+  for (const auto& [e, name] : table) {
+    names.emplace_back(name);
+  }
+  return names;
+}
+
 // The value named `text`, or "unknown `what` 'text'" with a "did you mean" hint.
 template <class E, size_t N>
 Result<E> parse_from(const std::array<std::pair<E, std::string_view>, N>& table,

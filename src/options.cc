@@ -45,6 +45,16 @@ constexpr std::array kRecomputes = {
     std::pair{Recompute::kSelective, std::string_view("selective")},
     std::pair{Recompute::kFull, std::string_view("full")},
 };
+// The attention kernels a job may name: fused (FlashAttention: no score matrices kept) or eager.
+constexpr std::array kAttentionKernels = {
+    std::pair{true, std::string_view("flash")},
+    std::pair{false, std::string_view("eager")},
+};
+// The linear layers LoRA adapts: q, k, v and o, or every linear layer.
+constexpr std::array kLoraTargets = {
+    std::pair{LoraTargets::kAttention, std::string_view("attention")},
+    std::pair{LoraTargets::kAllLinear, std::string_view("all-linear")},
+};
 constexpr std::array kFabricKinds = {
     std::pair{FabricKind::kNvlink, std::string_view("nvlink")},
     std::pair{FabricKind::kPcie, std::string_view("pcie")},
@@ -127,6 +137,45 @@ Result<Optimizer> parse_optimizer(std::string_view name) {
 }
 Result<Recompute> parse_recompute(std::string_view name) {
   return parse_from(kRecomputes, name, "recompute mode");
+}
+
+Result<bool> parse_flash_attention(std::string_view name) {
+  return parse_from(kAttentionKernels, name, "attention kernel");
+}
+std::vector<std::string> attention_kernel_names() {
+  return detail::names_in(kAttentionKernels);
+}
+
+Result<LoraTargets> parse_lora_targets(std::string_view name) {
+  return parse_from(kLoraTargets, name, "LoRA targets");
+}
+std::vector<std::string> lora_targets_names() {
+  return detail::names_in(kLoraTargets);
+}
+
+std::vector<std::string> precision_names() {
+  return detail::names_in(kPrecisions);
+}
+std::vector<std::string> training_precision_names() {
+  std::vector<std::string> names;
+  for (const auto& [p, name] : kPrecisions) {
+    MemoryJob job;
+    job.task = Task::kTrain;
+    job.precision = p;
+    if (!precision_problem(job)) {
+      names.emplace_back(name);
+    }
+  }
+  return names;
+}
+std::vector<std::string> task_names() {
+  return detail::names_in(kTasks);
+}
+std::vector<std::string> optimizer_names() {
+  return detail::names_in(kOptimizers);
+}
+std::vector<std::string> recompute_names() {
+  return detail::names_in(kRecomputes);
 }
 
 }  // namespace gpuplan

@@ -98,12 +98,13 @@ Result<PlanJob> load_plan_job(const std::string& path) {
   job.lora_rank = v.value_or(16);
   std::optional<std::string> targets;
   GPUPLAN_ASSIGN_OR_RETURN(targets, j->optional_text("lora_targets"));
-  if (targets && *targets != "attention" && *targets != "all-linear") {
-    return fail(j->where("lora_targets"), fmt::format("unknown LoRA targets '{}'", *targets),
-                "expected 'attention' (q, k, v, o) or 'all-linear'");
+  if (targets) {
+    Result<LoraTargets> t = parse_lora_targets(*targets);
+    if (!t) {
+      return fail(j->where("lora_targets"), t.error().what, t.error().hint);
+    }
+    job.lora_targets = *t;
   }
-  job.lora_targets = targets.value_or("all-linear") == "attention" ? LoraTargets::kAttention
-                                                                   : LoraTargets::kAllLinear;
   std::optional<std::string> precision;
   GPUPLAN_ASSIGN_OR_RETURN(precision, j->optional_text("precision"));
   if (precision) {

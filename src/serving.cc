@@ -35,6 +35,10 @@ Result<Balancer> parse_balancer(std::string_view name) {
   return detail::parse_from(kBalancers, name, "balancer");
 }
 
+std::vector<std::string> balancer_names() {
+  return detail::names_in(kBalancers);
+}
+
 RunDifference widest_difference(const ServingResult& a, const ServingResult& b) {
   constexpr double kLatencyFloor = 3e-5;  // 0.03 ms: below that, latencies are equal
   RunDifference widest;

@@ -39,6 +39,35 @@ MemoryJob megatron_job(int64_t tp, int64_t pp, int64_t micro_batch, Recompute r,
   return job;
 }
 
+// The names help texts list are the names the parsers take, one table each: every listed name
+// parses and prints back as itself. The training precisions are those precision_problem lets
+// through for a training task: not fp4 (no NVFP4 training recipe is modelled) nor int8 or int4
+// (quantised weights are not trained; QLoRA has its own task).
+TEST(Names, ListedNamesAreTheParsedOnes) {
+  for (const std::string& n : precision_names()) {
+    ASSERT_TRUE(parse_precision(n)) << n;
+    EXPECT_EQ(precision_name(*parse_precision(n)), n);
+  }
+  for (const std::string& n : task_names()) {
+    EXPECT_EQ(task_name(*parse_task(n)), n);
+  }
+  for (const std::string& n : optimizer_names()) {
+    EXPECT_EQ(optimizer_name(*parse_optimizer(n)), n);
+  }
+  for (const std::string& n : recompute_names()) {
+    EXPECT_EQ(recompute_name(*parse_recompute(n)), n);
+  }
+  EXPECT_EQ(training_precision_names(),
+            (std::vector<std::string>{"fp32", "tf32", "fp16", "bf16", "fp8"}));
+  EXPECT_EQ(precision_names().size(), 8u);
+  EXPECT_EQ(attention_kernel_names(), (std::vector<std::string>{"flash", "eager"}));
+  EXPECT_TRUE(*parse_flash_attention("flash"));
+  EXPECT_FALSE(*parse_flash_attention("eager"));
+  EXPECT_EQ(*parse_lora_targets("attention"), LoraTargets::kAttention);
+  EXPECT_EQ(*parse_lora_targets("all-linear"), LoraTargets::kAllLinear);
+  EXPECT_FALSE(parse_lora_targets("mlp"));
+}
+
 TEST(Activations, MatchKorthikanti22bAtTp8) {
   // Korthikanti et al. 2022, Fig. 1 (22B: h 6144, a 64, 48 layers, s 2048, b 4, t 8):
   // no recompute and no SP: s b h (10 + 24/t + 5 a s/(h t)) per layer = 59.25 GiB in all;

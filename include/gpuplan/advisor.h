@@ -24,6 +24,7 @@ namespace gpuplan {
 enum class JobKind { kPretrain, kFinetune, kLora, kQlora, kServe };
 std::string_view job_kind_name(JobKind k);
 Result<JobKind> parse_job_kind(std::string_view name);
+std::vector<std::string> job_kind_names();  // every name parse_job_kind takes, in order
 
 struct PlanJob {
   JobKind kind = JobKind::kFinetune;

@@ -30,6 +30,7 @@ enum class KvPolicy {
 };
 std::string_view kv_policy_name(KvPolicy p);
 Result<KvPolicy> parse_kv_policy(std::string_view name);
+std::vector<std::string> kv_policy_names();  // every name parse_kv_policy takes, in order
 
 // How an engine puts prompts and decoding sequences into its iterations.
 enum class PromptScheduling {

@@ -27,6 +27,8 @@ inline constexpr int kPrecisionCount = 8;
 std::string_view precision_name(Precision p);
 // Parses a precision name; the error suggests the closest name.
 Result<Precision> parse_precision(std::string_view name);
+// Every name parse_precision takes besides its aliases (nvfp4, w4a16, w8a8), in order.
+std::vector<std::string> precision_names();
 // Storage bytes per element: 4, 4, 2, 2, 1, 1, 0.5, and fp4 0.5 + 1/16 (its block scales).
 double precision_bytes(Precision p);
 

@@ -39,6 +39,16 @@ std::string_view recompute_name(Recompute r);
 Result<Task> parse_task(std::string_view name);
 Result<Optimizer> parse_optimizer(std::string_view name);
 Result<Recompute> parse_recompute(std::string_view name);
+// Every name the parsers above take, in order; and the precisions a model can be trained in
+// (those precision_problem lets through for a training task).
+std::vector<std::string> task_names();
+std::vector<std::string> optimizer_names();
+std::vector<std::string> recompute_names();
+std::vector<std::string> training_precision_names();
+// The attention kernel a name means: true for "flash" (fused, no score matrices kept), false for
+// "eager"; and those names.
+Result<bool> parse_flash_attention(std::string_view name);
+std::vector<std::string> attention_kernel_names();
 
 inline bool is_training(Task t) {
   return t != Task::kInfer;
@@ -73,6 +83,9 @@ struct Parallelism {
 
 // LoRA adapter placement.
 enum class LoraTargets { kAttention, kAllLinear };
+// LoRA's targets by name: "attention" (q, k, v, o) or "all-linear"; and those names.
+Result<LoraTargets> parse_lora_targets(std::string_view name);
+std::vector<std::string> lora_targets_names();
 
 struct MemoryJob {
   Task task = Task::kTrain;

@@ -41,6 +41,7 @@ enum class Balancer {
 };
 std::string_view balancer_name(Balancer b);
 Result<Balancer> parse_balancer(std::string_view name);
+std::vector<std::string> balancer_names();  // every name parse_balancer takes, in order
 
 // The prompt and output lengths of one request, in tokens.
 struct RequestLength {

@@ -84,19 +84,16 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model, const Catalog&
     return flagged("--framework", software.error());
   apply_software(job, *software);
   if (!f.attention.empty()) {
-    if (f.attention != "flash" && f.attention != "eager") {
-      return fail("--attention", fmt::format("unknown kernel '{}'", f.attention),
-                  "expected 'flash' (fused, no score matrices kept) or 'eager'");
-    }
-    job.flash_attention = f.attention == "flash";
+    Result<bool> flash = parse_flash_attention(f.attention);
+    if (!flash)
+      return flagged("--attention", flash.error());
+    job.flash_attention = *flash;
   }
   job.offload_optimizer = f.offload_optimizer;
-  if (f.lora_targets == "attention") {
-    job.lora_targets = LoraTargets::kAttention;
-  } else if (f.lora_targets != "all-linear") {
-    return fail("--lora-targets", fmt::format("unknown value '{}'", f.lora_targets),
-                "expected 'attention' (q, k, v, o) or 'all-linear'");
-  }
+  Result<LoraTargets> targets = parse_lora_targets(f.lora_targets);
+  if (!targets)
+    return flagged("--lora-targets", targets.error());
+  job.lora_targets = *targets;
   // Defaults that depend on the model: the longest context it was built for, and for
   // training 4096 tokens or the model's limit if that is shorter.
   const int64_t limit = model.max_positions;
@@ -568,15 +565,14 @@ int run_fit(const std::vector<std::string>& args) {
       ->required();
   app.add_option("--gpu", f.gpu, "catalog GPU id (gpuplan catalog list gpus)");
   app.add_option("--offer", f.offer, "catalog offer id: its GPU and node size");
-  app.add_option("--task", f.task, "train | finetune | lora | qlora | infer")->required();
+  app.add_option("--task", f.task, names_help(task_names()))->required();
   app.add_option("--seq", f.seq,
                  "training sequence length in tokens (default 4096 or the model's limit)")
       ->check(rule(fields::kSeq));
   app.add_option("--micro-batch", f.micro_batch, "training sequences per micro-batch (default 1)")
       ->check(rule(fields::kMicroBatch));
-  app.add_option("--precision", f.precision,
-                 "fp32 | tf32 | fp16 | bf16 | fp8 | int8 | int4 | fp4 (default bf16)");
-  app.add_option("--optimizer", f.optimizer, "adam | adam8bit | sgd | adafactor (default adam)");
+  app.add_option("--precision", f.precision, names_help(precision_names(), "default bf16"));
+  app.add_option("--optimizer", f.optimizer, names_help(optimizer_names(), "default adam"));
   app.add_flag("--offload-optimizer", f.offload_optimizer,
                "keep optimizer states in host memory (ZeRO-Offload)");
   app.add_option("--framework", f.framework,
@@ -586,7 +582,7 @@ int run_fit(const std::vector<std::string>& args) {
                  "ZeRO stage 0..3 (default 0; the GPU-count search tries all unless given)")
       ->check(rule(fields::kZeroStage));
   app.add_option("--recompute", f.recompute,
-                 "none | selective | full (default none; the search tries all unless given)");
+                 names_help(recompute_names(), "default none; the search tries all unless given"));
   app.add_option("--tp", f.tp, "tensor-parallel size (default 1)")->check(rule(fields::kParallel));
   app.add_option("--pp", f.pp, "pipeline-parallel stages (default 1)")
       ->check(rule(fields::kParallel));
@@ -607,9 +603,12 @@ int run_fit(const std::vector<std::string>& args) {
                  "fp8, others bf16)");
   app.add_option("--lora-rank", f.lora_rank, "LoRA/QLoRA adapter rank (default 16)")
       ->check(rule(fields::kLoraRank));
-  app.add_option("--lora-targets", f.lora_targets, "attention | all-linear (default all-linear)");
+  app.add_option(
+      "--lora-targets", f.lora_targets,
+      names_help(lora_targets_names(), "default all-linear; attention: q, k, v and o only"));
   app.add_option("--attention", f.attention,
-                 "flash | eager: whether attention scores are kept (default: the framework's)");
+                 names_help(attention_kernel_names(),
+                            "default: the framework's; eager keeps the attention scores"));
   app.add_option("--max-gpus", f.max_gpus, "largest GPU count the search tries (default 16384)")
       ->check(rule(fields::kMaxGpus));
   app.add_flag("--json", f.json, "print JSON instead of text");

@@ -352,7 +352,7 @@ int run_plan(const std::vector<std::string>& args) {
   bool json = false;
   app.add_option("job", file, "job file (TOML; see examples/plan-*.toml)");
   app.add_option("--model", model, "catalog model id or path to a config.json");
-  app.add_option("--task", kind, "pretrain | finetune | lora | qlora | serve");
+  app.add_option("--task", kind, names_help(job_kind_names()));
   app.add_option("--tokens", tokens, "training tokens, e.g. 2e9")->check(rule(fields::kTokens));
   app.add_option("--seq", seq, "training sequence length (default 4096)")
       ->check(rule(fields::kSeq));

@@ -232,7 +232,7 @@ int run_scale(const std::vector<std::string>& args) {
       ->check(rule(fields::kGlobalBatch));
   app.add_option("--seq", seq, "tokens per sequence (default 4096 or the model's limit)")
       ->check(rule(fields::kSeq));
-  app.add_option("--precision", precision, "bf16 | fp16 | fp8 (default bf16)");
+  app.add_option("--precision", precision, names_help(training_precision_names(), "default bf16"));
   app.add_option("--framework", framework,
                  "training software, ID or ID@YEAR (default megatron-lm as of today)");
   app.add_flag("--best", best,

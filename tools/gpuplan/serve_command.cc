@@ -89,7 +89,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
                  "without --tp, the most PCIe cards one instance may span (default 8)")
       ->check(rule(fields::kParallel));
   app.add_option("--precision", f.precision,
-                 "weights: bf16, fp16, fp8, int8, int4, fp4 (NVFP4) (default bf16)");
+                 "weights: " + names_help(precision_names(),
+                                          "default bf16; nvfp4, w4a16 and w8a8 are read as fp4, "
+                                          "int4 and int8"));
   app.add_option("--kv-precision", f.kv_precision,
                  "KV cache: bf16 or fp8 (default: as weights; fp8 with fp4 weights)");
   app.add_option("--rate", f.rates,
@@ -121,15 +123,18 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--replicas", f.replicas, "instances behind the load balancer (default 1)")
       ->check(rule(fields::kReplicas));
   app.add_option("--balancer", f.balancer,
-                 "least-loaded (fewest requests), least-tokens (fewest prompt tokens) or "
-                 "round-robin (default least-loaded)");
+                 names_help(balancer_names(),
+                            "default least-loaded: the instance with the fewest requests; "
+                            "least-tokens: the fewest prompt tokens"));
   app.add_option("--engine", f.engine,
                  "serving engine whose defaults apply: an id of gpuplan catalog list engines "
                  "(default: the one the serving parameters were fitted with, named in "
                  "data/params/inference.toml)");
   app.add_option("--kv-policy", f.kv_policy,
-                 "reserve (a request's whole context at admission, as TensorRT-LLM) or paged "
-                 "(blocks as it grows, preempting when full, as vLLM); default: the engine's");
+                 names_help(kv_policy_names(),
+                            "reserve: a request's whole context at admission, as TensorRT-LLM; "
+                            "paged: blocks as it grows, preempting when full, as vLLM; "
+                            "default: the engine's"));
   app.add_option("--slo-ttft", f.slo_ttft, "objective: p99 time to first token, e.g. '2 s'");
   app.add_option("--slo-tpot", f.slo_tpot, "objective: p99 time per output token, e.g. '50 ms'");
   app.add_option("--target-rate", f.target_rate,

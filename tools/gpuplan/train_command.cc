@@ -218,18 +218,19 @@ int run_train(const std::vector<std::string>& args) {
       ->required()
       ->check(rule(fields::kGlobalBatch));
   app.add_option("--seq", seq, "tokens per sequence")->required()->check(rule(fields::kSeq));
-  app.add_option("--recompute", recompute, "none | selective | full (default none)");
+  app.add_option("--recompute", recompute, names_help(recompute_names(), "default none"));
   app.add_option("--zero", zero, "ZeRO stage 0..3 (default 0)")->check(rule(fields::kZeroStage));
   app.add_flag("--sequence-parallel", sp, "sequence parallelism with TP");
   app.add_option("--virtual-stages", virtual_stages,
                  "interleaved chunks per stage (default 1; 0: the fastest)")
       ->check(rule(fields::kVirtualStages));
-  app.add_option("--precision", precision, "bf16 | fp16 | fp8 | fp32 (default bf16)");
-  app.add_option("--attention", attention, "flash | eager (default: the framework's)");
+  app.add_option("--precision", precision, names_help(training_precision_names(), "default bf16"));
+  app.add_option("--attention", attention,
+                 names_help(attention_kernel_names(), "default: the framework's"));
   app.add_option("--framework", framework,
                  "training software, ID or ID@YEAR (default megatron-lm as of today; gpuplan "
                  "catalog list frameworks)");
-  app.add_option("--optimizer", optimizer, "adam | adam8bit | sgd | adafactor (default adam)");
+  app.add_option("--optimizer", optimizer, names_help(optimizer_names(), "default adam"));
   app.add_flag("--offload-optimizer", offload,
                "optimizer states in host memory, updated on the CPU (ZeRO-Offload)");
   app.add_option("--tokens", tokens, "token budget for time-to-train, e.g. 1e12")
@@ -269,11 +270,13 @@ int run_train(const std::vector<std::string>& args) {
     }
   }
   // Ranges are checked by the flags' field rules (fields.h) as they are parsed.
-  if (!attention.empty() && attention != "flash" && attention != "eager") {
-    return report_error(kName,
-                        Error{"--attention", fmt::format("unknown kernel '{}'", attention),
-                              "expected 'flash' or 'eager'"},
-                        kExitUsage);
+  std::optional<bool> flash_attention;
+  if (!attention.empty()) {
+    Result<bool> flash = parse_flash_attention(attention);
+    if (!flash)
+      return report_error(kName, Error{"--attention", flash.error().what, flash.error().hint},
+                          kExitUsage);
+    flash_attention = *flash;
   }
   Result<Recompute> rc = parse_recompute(recompute);
   if (!rc)
@@ -318,8 +321,8 @@ int run_train(const std::vector<std::string>& args) {
   base.tokens = tokens;
   base.price_per_gpu_hour = price;
   apply_software(base, *software);
-  if (!attention.empty()) {
-    base.memory.flash_attention = attention == "flash";
+  if (flash_attention) {
+    base.memory.flash_attention = *flash_attention;
   }
   base.memory.offload_optimizer = offload;
   if (search) {
