@@ -767,11 +767,17 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
                        pct, w.replicas + kFleetTries - 1, w.offer->id)});
     }
   }
-  // What the training model leaves out for this model (training_caveats), said once.
+  // What the training model leaves out for this model and each ranked offer's GPU
+  // (training_caveats), each said once.
   for (const PlanCandidate& p : plan.ranked) {
-    if (p.training) {
-      plan.notes.insert(plan.notes.end(), p.training->caveats.begin(), p.training->caveats.end());
-      break;
+    if (!p.training) {
+      continue;
+    }
+    for (const Text& c : p.training->caveats) {
+      if (std::none_of(plan.notes.begin(), plan.notes.end(),
+                       [&](const Text& n) { return n.en == c.en; })) {
+        plan.notes.push_back(c);
+      }
     }
   }
   // Believability: a predicted MFU above every published run on that GPU and precision (the

@@ -342,8 +342,12 @@ Result<std::vector<std::string>> Catalog::apply_profile(const std::string& path)
       TileModel& t = *it->tiles;
       std::optional<double> v;
       GPUPLAN_ASSIGN_OR_RETURN(v, g.optional_number("gemm", 0.01, 1.0));
+      if (v)
+        std::erase(e.estimated, "gemm");  // measured now
       e.gemm = v.value_or(e.gemm);
       GPUPLAN_ASSIGN_OR_RETURN(v, g.optional_number("hbm", 0.01, 1.0));
+      if (v)
+        std::erase(e.estimated, "hbm");
       e.hbm = v.value_or(e.hbm);
       // The tile model's k-loop, tile and launch times, from a GEMM sweep on this part.
       GPUPLAN_ASSIGN_OR_RETURN(v, g.optional_number("loop_efficiency", 0.05, 1.0));

@@ -1,5 +1,7 @@
 #include "gpuplan/gemm.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -145,6 +147,58 @@ std::optional<GemmRate> gemm_rate(const Gpu& gpu, Precision p) {
       return GemmRate{sixteen, *gpu.peak_for(sixteen), e.gemm};
     }
   }
+}
+
+std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision) {
+  std::vector<std::string> out;
+  if (!gpu.efficiency) {
+    return out;
+  }
+  const std::vector<std::string>& marked = gpu.efficiency->estimated;
+  auto is_estimated = [&](std::string_view key) {
+    return std::find(marked.begin(), marked.end(), key) != marked.end();
+  };
+  if (const std::optional<GemmRate> rate = gemm_rate(gpu, precision)) {
+    const std::string_view key = rate->precision == Precision::kFp8 ||
+                                         rate->precision == Precision::kInt8
+                                     ? "gemm_fp8"
+                                 : rate->precision == Precision::kFp4 ? "gemm_fp4"
+                                                                      : "gemm";
+    if (is_estimated(key)) {
+      out.push_back(fmt::format("{} GEMM", precision_name(rate->precision)));
+    }
+  }
+  if (is_estimated("hbm")) {
+    out.emplace_back("HBM");
+  }
+  if (is_estimated("attention") || is_estimated("attention_hopper")) {
+    out.emplace_back("attention");
+  }
+  return out;
+}
+
+std::string estimated_rates_note(const Gpu& gpu, const std::vector<std::string>& rates,
+                                 Lang lang) {
+  if (rates.empty()) {
+    return "";
+  }
+  std::string list = rates.front();
+  for (size_t i = 1; i < rates.size(); ++i) {
+    list += (i + 1 == rates.size() ? tr(lang, " and ", " e ") : ", ") + rates[i];
+  }
+  const bool one = rates.size() == 1;
+  if (lang == Lang::kPt) {
+    return fmt::format(
+        "{}: {} de {} {}, não {} (data/gpus/{}.toml); gpuplan measure e gpuplan calibrate "
+        "dão os seus valores medidos (--profile)",
+        gpu.id, one ? "a taxa" : "as taxas", list, one ? "é uma estimativa" : "são estimativas",
+        one ? "uma medição" : "medições", gpu.id);
+  }
+  return fmt::format(
+      "{}: the {} rate{} {}, not {} (data/gpus/{}.toml); gpuplan measure and gpuplan calibrate "
+      "give yours, measured (--profile)",
+      gpu.id, list, one ? "" : "s", one ? "is an estimate" : "are estimates",
+      one ? "a measurement" : "measurements", gpu.id);
 }
 
 Seconds gemm_time(const Gpu& gpu, Precision precision, const GemmShape& shape,

@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "gpuplan/suggest.h"
 #include "loaders.h"
 
 namespace gpuplan::detail {
@@ -97,6 +100,22 @@ Result<Gpu> load_gpu(const std::string& path) {
     std::optional<double> hopper;
     GPUPLAN_ASSIGN_OR_RETURN(hopper, eff->optional_number("attention_hopper", 0.05, 1.0));
     e.attention_hopper = hopper.value_or(0);
+    // Which of these values are estimates: every [efficiency] table says, `[]` when none is.
+    GPUPLAN_ASSIGN_OR_RETURN(e.estimated, eff->text_list("estimated"));
+    std::vector<std::string> given = {"gemm", "hbm", "attention"};
+    if (e.gemm_fp8 > 0)
+      given.emplace_back("gemm_fp8");
+    if (e.gemm_fp4 > 0)
+      given.emplace_back("gemm_fp4");
+    if (e.attention_hopper > 0)
+      given.emplace_back("attention_hopper");
+    for (const std::string& key : e.estimated) {
+      if (std::find(given.begin(), given.end(), key) == given.end()) {
+        return fail(eff->where("estimated"),
+                    fmt::format("'{}' is not a value of this [efficiency] table", key),
+                    suggestion_hint(key, given));
+      }
+    }
     GPUPLAN_RETURN_IF_ERROR(eff->text("source"));
     GPUPLAN_RETURN_IF_ERROR(eff->finish());
     g.efficiency = e;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gpuplan/gemm.h"
 #include "layer_gemms.h"
 #include "training_model.h"
 
@@ -597,7 +598,7 @@ std::optional<std::string> training_precision_problem(const Gpu& gpu, const Memo
       precision_name(job.precision), sixteen);
 }
 
-std::vector<Text> training_caveats(const Model& m) {
+std::vector<Text> training_caveats(const Model& m, const Gpu& gpu, Precision precision) {
   std::vector<Text> caveats;
   if (m.is_moe()) {
     caveats.push_back(
@@ -611,6 +612,11 @@ std::vector<Text> training_caveats(const Model& m) {
          "especialista nem o da sincronização que dimensiona cada all-to-all; execuções "
          "publicadas do Megatron com MoE de granularidade fina, a que nada foi ajustado, levaram "
          "muito mais do que o previsto (docs/VALIDATION.md, treino retido)"});
+  }
+  const std::vector<std::string> estimated = estimated_rates(gpu, precision);
+  if (!estimated.empty()) {
+    caveats.push_back({estimated_rates_note(gpu, estimated, Lang::kEn),
+                       estimated_rates_note(gpu, estimated, Lang::kPt)});
   }
   return caveats;
 }
@@ -641,7 +647,7 @@ Result<TrainEstimate> train_layout(const Model& m, const Cluster& c, TrainJob jo
     return fail("layout", *problem, "choose sizes that suit the model");
   }
   TrainEstimate e = best_training(m, c, job, mp, p);
-  e.caveats = training_caveats(m);
+  e.caveats = training_caveats(m, *c.gpu, job.memory.precision);
   return e;
 }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "gpuplan/measurement.h"
 #include "shipped_catalog.h"
@@ -209,6 +211,39 @@ TEST(GemmTime, Fp8MatchesTheMeasuredB200Sweep) {
   // TFLOP/s, 0.73 of the fp8 peak, where the per-tile overhead fitted in bf16 weighs twice as
   // much on a k-loop twice as fast); the rest from 30 % fast to 29 % slow.
   expect_fp8_sweep("b200", "b200-fp8.csv", 0.15);
+}
+
+// Which rates a job leans on that the catalog estimates (data/gpus/*.toml `estimated`): on the
+// B200 the fp4 share (no B200 fp4 sweep), the HBM and the attention shares; its bf16 and fp8 GEMM
+// shares are MAMF measurements. The H200 SXM's are all measured. An int8 job runs on the 8-bit
+// tensor cores at the gemm_fp8 share (gemm_rate), which the L4's file estimates.
+TEST(GemmRate, EstimatedRatesAreThoseTheJobLeansOn) {
+  const Catalog& c = shipped_catalog();
+  const Gpu& b200 = **c.gpu("b200");
+  EXPECT_EQ(estimated_rates(b200, Precision::kFp4),
+            (std::vector<std::string>{"fp4 GEMM", "HBM", "attention"}));
+  EXPECT_EQ(estimated_rates(b200, Precision::kBf16),
+            (std::vector<std::string>{"HBM", "attention"}));
+  EXPECT_TRUE(estimated_rates(**c.gpu("h200-sxm"), Precision::kFp8).empty());
+  EXPECT_EQ(estimated_rates(**c.gpu("l4"), Precision::kInt8),
+            (std::vector<std::string>{"int8 GEMM", "HBM", "attention"}));
+  EXPECT_EQ(estimated_rates_note(b200, {"fp4 GEMM", "HBM", "attention"}, Lang::kEn),
+            "b200: the fp4 GEMM, HBM and attention rates are estimates, not measurements "
+            "(data/gpus/b200.toml); gpuplan measure and gpuplan calibrate give yours, measured "
+            "(--profile)");
+  EXPECT_EQ(estimated_rates_note(b200, {}, Lang::kEn), "");
+
+  // A calibration profile's GEMM and HBM shares are measurements: they leave the list.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "gpuplan-gemm-test";
+  std::filesystem::create_directories(dir);
+  const std::string profile = (dir / "profile.toml").string();
+  std::ofstream(profile) << "schema = 1\nsource = \"test\"\n[[gpu]]\nid = \"l4\"\n"
+                            "gemm = 0.6\nhbm = 0.75\n";
+  Catalog measured = c;
+  ASSERT_TRUE(measured.apply_profile(profile).has_value());
+  EXPECT_EQ(estimated_rates(**measured.gpu("l4"), Precision::kBf16),
+            (std::vector<std::string>{"attention"}));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -234,8 +234,9 @@ TEST_F(TrainingTest, AMixtureOfExpertsSaysWhatItsTimeLeavesOut) {
   // both languages, and says nothing for a dense one.
   const MemoryParams& mp = catalog_->memory_params();
   const TrainParams& tp = catalog_->train_params();
-  EXPECT_TRUE(training_caveats(model("llama-2-7b")).empty());
-  const std::vector<Text> moe = training_caveats(model("qwen3-30b-a3b"));
+  const Gpu& h100 = **catalog_->gpu("h100-sxm");  // every rate measured (data/gpus/h100-sxm.toml)
+  EXPECT_TRUE(training_caveats(model("llama-2-7b"), h100, Precision::kBf16).empty());
+  const std::vector<Text> moe = training_caveats(model("qwen3-30b-a3b"), h100, Precision::kBf16);
   ASSERT_EQ(moe.size(), 1U);
   EXPECT_EQ(moe[0].en.rfind("mixture of experts: ", 0), 0U) << moe[0].en;
   EXPECT_EQ(moe[0].pt.rfind("mistura de especialistas: ", 0), 0U) << moe[0].pt;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gpuplan/hardware.h"
+#include "gpuplan/lang.h"
 #include "gpuplan/units.h"
 
 namespace gpuplan {
@@ -67,6 +68,13 @@ struct GemmRate {
   double sustained = 0;  // fraction of `peak`
 };
 std::optional<GemmRate> gemm_rate(const Gpu& gpu, Precision precision);
+
+// The rates a job in `precision` leans on that `gpu`'s catalog file marks estimated
+// (Efficiency::estimated), in words: "fp4 GEMM", "HBM", "attention"; empty when all are measured.
+std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision);
+// The note that says so: "b200: the fp4 GEMM, HBM and attention rates are estimates, not
+// measurements (data/gpus/b200.toml); ..."; empty when `rates` is.
+std::string estimated_rates_note(const Gpu& gpu, const std::vector<std::string>& rates, Lang lang);
 
 // One measured GEMM of a sweep.
 struct GemmSample {

@@ -45,6 +45,9 @@ struct Efficiency {
   double attention = 0;
   double attention_hopper = 0;
   double gemm_fp4 = 0;  // fraction of dense fp4 (NVFP4) peak (0 where the part has no fp4)
+  // The keys above that the catalog file marks estimated, not measured ("gemm_fp4", "hbm", ...);
+  // a calibration profile's value is a measurement and takes its key off.
+  std::vector<std::string> estimated = {};
 };
 
 // How a GPU's GEMM library tiles a matrix multiply (gemm.h), fitted to a published sweep

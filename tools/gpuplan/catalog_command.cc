@@ -305,6 +305,18 @@ void show_model(const Model& m, bool json) {
   emit("file       {}\n", m.file);
 }
 
+// The shares of peak a GPU's [efficiency] table gives, by key, those it has (nonzero).
+std::vector<std::pair<std::string, double>> efficiency_values(const Efficiency& e) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [key, value] :
+       {std::pair{"gemm", e.gemm}, {"gemm_fp8", e.gemm_fp8}, {"gemm_fp4", e.gemm_fp4},
+        {"hbm", e.hbm}, {"attention", e.attention}, {"attention_hopper", e.attention_hopper}}) {
+    if (value > 0)
+      out.emplace_back(key, value);
+  }
+  return out;
+}
+
 void write_gpu_json(JsonWriter& w, const Gpu& g) {
   w.begin_object()
       .field("id", g.id)
@@ -324,7 +336,18 @@ void write_gpu_json(JsonWriter& w, const Gpu& g) {
     if (g.peak_for(p))
       w.field(precision_name(p), g.peak_for(p)->si());
   }
-  w.end_object().field("source", g.source).field("file", g.file).end_object();
+  w.end_object();
+  if (g.efficiency) {
+    const Efficiency& e = *g.efficiency;
+    w.key("efficiency").begin_object();
+    for (const auto& [key, value] : efficiency_values(e))
+      w.field(key, value);
+    w.key("estimated").begin_array();
+    for (const std::string& key : e.estimated)
+      w.value(key);
+    w.end_array().end_object();
+  }
+  w.field("source", g.source).field("file", g.file).end_object();
 }
 
 void show_gpu(const Gpu& g, bool json) {
@@ -340,6 +363,17 @@ void show_gpu(const Gpu& g, bool json) {
     if (g.peak_for(p)) {
       emit("peak {:<5} {:g} TFLOP/s (dense)\n", precision_name(p), g.peak_for(p)->si() / 1e12);
     }
+  }
+  if (g.efficiency) {
+    // The shares of peak the time model uses; "estimate" where the file's source has no
+    // measurement.
+    std::vector<std::string> parts;
+    for (const auto& [key, value] : efficiency_values(*g.efficiency)) {
+      const std::vector<std::string>& est = g.efficiency->estimated;
+      const bool estimate = std::find(est.begin(), est.end(), key) != est.end();
+      parts.push_back(fmt::format("{} {:g}{}", key, value, estimate ? " (estimate)" : ""));
+    }
+    emit("achieved   {} of peak\n", fmt::join(parts, ", "));
   }
   emit("TDP        {:g} W\nscale-up   {} ({} GPUs), PCIe gen {}\nsource     {}\nfile       {}\n",
        g.tdp.si(), g.scale_up, g.scale_up_domain, g.pcie_gen, g.source, g.file);

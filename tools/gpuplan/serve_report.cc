@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "gpuplan/gemm.h"
 #include "gpuplan/json_writer.h"
 #include "html.h"
 #include "output.h"
@@ -444,6 +445,11 @@ void print_options(const ServeReport& r) {
                    "iteração; o ajustado a execuções do TensorRT-LLM o substitui, então as "
                    "latências podem sair baixas.\n",
                    e.name));
+  }
+  const std::string estimated =
+      estimated_rates_note(*r.gpu, estimated_rates(*r.gpu, r.job.base.precision), lang);
+  if (!estimated.empty()) {
+    emit("{}{}.\n", tr(lang, "note: ", "nota: "), estimated);
   }
 }
 
@@ -1051,7 +1057,11 @@ void print_serve_json(const ServeReport& r) {
       .field("think_s", w.think_time.si())
       .field("prefix_hit", w.prefix_hit)
       .field("engine", r.engine->id)
-      .field("engine_host_time_fitted", r.host_time_fitted)
+      .field("engine_host_time_fitted", r.host_time_fitted);
+  j.key("estimated_rates").begin_array();
+  for (const std::string& rate : estimated_rates(*r.gpu, job.base.precision))
+    j.value(rate);
+  j.end_array()
       .field("kv_policy", std::string(kv_policy_name(job.setup.kv_policy)))
       .field("scheduling", std::string(prompt_scheduling_name(r.engine->scheduling)))
       .field("requests", r.answer.requests);
