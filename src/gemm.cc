@@ -159,11 +159,10 @@ std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision) {
     return std::find(marked.begin(), marked.end(), key) != marked.end();
   };
   if (const std::optional<GemmRate> rate = gemm_rate(gpu, precision)) {
-    const std::string_view key = rate->precision == Precision::kFp8 ||
-                                         rate->precision == Precision::kInt8
-                                     ? "gemm_fp8"
-                                 : rate->precision == Precision::kFp4 ? "gemm_fp4"
-                                                                      : "gemm";
+    const std::string_view key =
+        rate->precision == Precision::kFp8 || rate->precision == Precision::kInt8 ? "gemm_fp8"
+        : rate->precision == Precision::kFp4                                      ? "gemm_fp4"
+                                                                                  : "gemm";
     if (is_estimated(key)) {
       out.push_back(fmt::format("{} GEMM", precision_name(rate->precision)));
     }
@@ -177,8 +176,7 @@ std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision) {
   return out;
 }
 
-std::string estimated_rates_note(const Gpu& gpu, const std::vector<std::string>& rates,
-                                 Lang lang) {
+std::string estimated_rates_note(const Gpu& gpu, const std::vector<std::string>& rates, Lang lang) {
   if (rates.empty()) {
     return "";
   }

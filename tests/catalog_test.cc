@@ -204,6 +204,11 @@ TEST(GpuLoader, ErrorsNameFileLineKeyAndHint) {
       {"peak-typo.toml", "peak-typo.toml:16:1: unknown key 'peak.bf61'; did you mean 'bf16'?"},
       {"wrong-schema.toml",
        "wrong-schema.toml:1:10: unsupported schema; this gpuplan reads 'schema = 1'"},
+      // `estimated` names keys of its own [efficiency] table (data/gpus/h100-sxm.toml has no
+      // gemm_fp16; its 16-bit share is `gemm`).
+      {"estimated-typo.toml",
+       "estimated-typo.toml:32:13: 'gemm_fp16' is not a value of this [efficiency] table; did "
+       "you mean 'gemm_fp8'?"},
   };
   for (const Case& c : cases) {
     Result<Gpu> g = detail::load_gpu(fixture(c.file));

@@ -308,9 +308,12 @@ void show_model(const Model& m, bool json) {
 // The shares of peak a GPU's [efficiency] table gives, by key, those it has (nonzero).
 std::vector<std::pair<std::string, double>> efficiency_values(const Efficiency& e) {
   std::vector<std::pair<std::string, double>> out;
-  for (const auto& [key, value] :
-       {std::pair{"gemm", e.gemm}, {"gemm_fp8", e.gemm_fp8}, {"gemm_fp4", e.gemm_fp4},
-        {"hbm", e.hbm}, {"attention", e.attention}, {"attention_hopper", e.attention_hopper}}) {
+  for (const auto& [key, value] : {std::pair{"gemm", e.gemm},
+                                   {"gemm_fp8", e.gemm_fp8},
+                                   {"gemm_fp4", e.gemm_fp4},
+                                   {"hbm", e.hbm},
+                                   {"attention", e.attention},
+                                   {"attention_hopper", e.attention_hopper}}) {
     if (value > 0)
       out.emplace_back(key, value);
   }
