@@ -11,6 +11,7 @@
 #include "gpuplan/fields.h"
 #include "gpuplan/fit.h"
 #include "gpuplan/format.h"
+#include "gpuplan/gemm.h"
 #include "gpuplan/inference.h"
 #include "gpuplan/lang.h"
 #include "gpuplan/machines.h"
@@ -768,12 +769,19 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
     }
   }
   // What the training model leaves out for this model and each ranked offer's GPU
-  // (training_caveats), each said once.
+  // (training_caveats), and for serving the GPU's estimated rates; each said once.
   for (const PlanCandidate& p : plan.ranked) {
-    if (!p.training) {
-      continue;
+    std::vector<Text> caveats;
+    if (p.training) {
+      caveats = p.training->caveats;
+    } else if (const Result<const Gpu*> g = catalog.gpu(p.offer->gpu)) {
+      const std::vector<std::string> rates = estimated_rates(**g, job.precision);
+      if (!rates.empty()) {
+        caveats.push_back({estimated_rates_note(**g, rates, Lang::kEn),
+                           estimated_rates_note(**g, rates, Lang::kPt)});
+      }
     }
-    for (const Text& c : p.training->caveats) {
+    for (const Text& c : caveats) {
       if (std::none_of(plan.notes.begin(), plan.notes.end(),
                        [&](const Text& n) { return n.en == c.en; })) {
         plan.notes.push_back(c);
