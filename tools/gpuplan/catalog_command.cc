@@ -543,87 +543,69 @@ struct Kind {
   std::vector<std::string> (*ids)(const Catalog&);
 };
 
-template <typename Entry>
-std::vector<std::string> ids_of(const std::vector<Entry>& entries) {
+// A kind's entries, as Catalog lists them (`all`), and the one with an id (`find`), for the
+// kinds whose show and JSON writers take just the entry.
+template <typename Entry, const std::vector<Entry>& (Catalog::*all)() const,
+          void (*write)(JsonWriter&, const Entry&)>
+void list_json_of(const Catalog& c, JsonWriter& w) {
+  for (const Entry& e : (c.*all)())
+    write(w, e);
+}
+
+template <typename Entry, const std::vector<Entry>& (Catalog::*all)() const>
+std::vector<std::string> ids_of(const Catalog& c) {
   std::vector<std::string> ids;
-  for (const Entry& e : entries)
+  for (const Entry& e : (c.*all)())
     ids.push_back(e.id);
   return ids;
 }
 
-template <typename Entry>
-void write_all(JsonWriter& w, const std::vector<Entry>& entries,
-               void (*write)(JsonWriter&, const Entry&)) {
-  for (const Entry& e : entries)
-    write(w, e);
+template <typename Entry, Result<const Entry*> (Catalog::*find)(std::string_view) const,
+          void (*show)(const Entry&, bool)>
+bool show_of(const Catalog& c, const std::string& id, bool json) {
+  const Result<const Entry*> e = (c.*find)(id);
+  if (e)
+    show(**e, json);
+  return e.has_value();
+}
+
+// A model: an id or a config.json (Catalog::model), held by value.
+bool show_model_of(const Catalog& c, const std::string& id, bool json) {
+  const Result<Model> m = c.model(id);
+  if (m)
+    show_model(*m, json);
+  return m.has_value();
+}
+
+// An engine: by id, or by the name results give it ("TensorRT-LLM 0.17").
+bool show_engine_of(const Catalog& c, const std::string& id, bool json) {
+  const EngineProfile* e = c.engine(id).value_or(nullptr);
+  if (!e)
+    e = c.engine_named(id);
+  if (e)
+    show_engine(c, *e, json);
+  return e != nullptr;
 }
 
 const Kind kKinds[] = {
-    {"gpus", "gpu", list_gpus,
-     [](const Catalog& c, JsonWriter& w) { write_all(w, c.gpus(), write_gpu_json); },
-     [](const Catalog& c, const std::string& id, bool json) {
-       auto g = c.gpu(id);
-       if (g)
-         show_gpu(**g, json);
-       return g.has_value();
-     },
-     [](const Catalog& c) { return ids_of(c.gpus()); }},
-    {"fabrics", "fabric", list_fabrics,
-     [](const Catalog& c, JsonWriter& w) { write_all(w, c.fabrics(), write_fabric_json); },
-     [](const Catalog& c, const std::string& id, bool json) {
-       auto f = c.fabric(id);
-       if (f)
-         show_fabric(**f, json);
-       return f.has_value();
-     },
-     [](const Catalog& c) { return ids_of(c.fabrics()); }},
-    {"models", "model", list_models,
-     [](const Catalog& c, JsonWriter& w) { write_all(w, c.models(), write_model_json); },
-     [](const Catalog& c, const std::string& id, bool json) {
-       auto m = c.model(id);
-       if (m)
-         show_model(*m, json);
-       return m.has_value();
-     },
-     [](const Catalog& c) { return ids_of(c.models()); }},
-    {"offers", "offer", list_offers,
-     [](const Catalog& c, JsonWriter& w) { write_all(w, c.offers(), write_offer_json); },
-     [](const Catalog& c, const std::string& id, bool json) {
-       auto o = c.offer(id);
-       if (o)
-         show_offer(**o, json);
-       return o.has_value();
-     },
-     [](const Catalog& c) { return ids_of(c.offers()); }},
+    {"gpus", "gpu", list_gpus, list_json_of<Gpu, &Catalog::gpus, write_gpu_json>,
+     show_of<Gpu, &Catalog::gpu, show_gpu>, ids_of<Gpu, &Catalog::gpus>},
+    {"fabrics", "fabric", list_fabrics, list_json_of<Fabric, &Catalog::fabrics, write_fabric_json>,
+     show_of<Fabric, &Catalog::fabric, show_fabric>, ids_of<Fabric, &Catalog::fabrics>},
+    {"models", "model", list_models, list_json_of<Model, &Catalog::models, write_model_json>,
+     show_model_of, ids_of<Model, &Catalog::models>},
+    {"offers", "offer", list_offers, list_json_of<Offer, &Catalog::offers, write_offer_json>,
+     show_of<Offer, &Catalog::offer, show_offer>, ids_of<Offer, &Catalog::offers>},
     {"frameworks", "framework", list_frameworks,
-     [](const Catalog& c, JsonWriter& w) { write_all(w, c.frameworks(), write_framework_json); },
-     [](const Catalog& c, const std::string& id, bool json) {
-       auto f = c.framework(id);
-       if (f)
-         show_framework(**f, json);
-       return f.has_value();
-     },
-     [](const Catalog& c) { return ids_of(c.frameworks()); }},
+     list_json_of<Framework, &Catalog::frameworks, write_framework_json>,
+     show_of<Framework, &Catalog::framework, show_framework>,
+     ids_of<Framework, &Catalog::frameworks>},
     {"datasets", "dataset", list_datasets,
-     [](const Catalog& c, JsonWriter& w) { write_all(w, c.datasets(), write_dataset_json); },
-     [](const Catalog& c, const std::string& id, bool json) {
-       auto d = c.dataset(id);
-       if (d)
-         show_dataset(**d, json);
-       return d.has_value();
-     },
-     [](const Catalog& c) { return ids_of(c.datasets()); }},
+     list_json_of<Dataset, &Catalog::datasets, write_dataset_json>,
+     show_of<Dataset, &Catalog::dataset, show_dataset>, ids_of<Dataset, &Catalog::datasets>},
     {"engines", "engine", list_engines,
-     [](const Catalog& c, JsonWriter& w) { write_all(w, c.engines(), write_engine_json); },
-     [](const Catalog& c, const std::string& id, bool json) {
-       const EngineProfile* e = c.engine(id).value_or(nullptr);
-       if (!e)
-         e = c.engine_named(id);  // as results name it: "TensorRT-LLM 0.17"
-       if (e)
-         show_engine(c, *e, json);
-       return e != nullptr;
-     },
-     [](const Catalog& c) { return ids_of(c.engines()); }},
+     list_json_of<EngineProfile, &Catalog::engines, write_engine_json>, show_engine_of,
+     ids_of<EngineProfile, &Catalog::engines>},
 };
 
 // The kind `word` names, plural or singular; null for none.
