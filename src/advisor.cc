@@ -321,10 +321,6 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   return best;
 }
 
-}  // namespace
-
-namespace {
-
 constexpr std::array kJobKinds = {
     std::pair{JobKind::kPretrain, std::string_view("pretrain")},
     std::pair{JobKind::kFinetune, std::string_view("finetune")},
@@ -775,10 +771,9 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
     if (p.training) {
       caveats = p.training->caveats;
     } else if (const Result<const Gpu*> g = catalog.gpu(p.offer->gpu)) {
-      const std::vector<std::string> rates = estimated_rates(**g, job.precision);
-      if (!rates.empty()) {
-        caveats.push_back({estimated_rates_note(**g, rates, Lang::kEn),
-                           estimated_rates_note(**g, rates, Lang::kPt)});
+      if (Text note = estimated_rates_note(**g, estimated_rates(**g, job.precision));
+          !note.empty()) {
+        caveats.push_back(std::move(note));
       }
     }
     for (const Text& c : caveats) {

@@ -176,27 +176,28 @@ std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision) {
   return out;
 }
 
-std::string estimated_rates_note(const Gpu& gpu, const std::vector<std::string>& rates, Lang lang) {
+Text estimated_rates_note(const Gpu& gpu, const std::vector<std::string>& rates) {
   if (rates.empty()) {
-    return "";
+    return {};
   }
-  std::string list = rates.front();
-  for (size_t i = 1; i < rates.size(); ++i) {
-    list += (i + 1 == rates.size() ? tr(lang, " and ", " e ") : ", ") + rates[i];
-  }
+  auto list = [&](const char* last) {
+    std::string out = rates.front();
+    for (size_t i = 1; i < rates.size(); ++i) {
+      out += (i + 1 == rates.size() ? last : ", ") + rates[i];
+    }
+    return out;
+  };
   const bool one = rates.size() == 1;
-  if (lang == Lang::kPt) {
-    return fmt::format(
-        "{}: {} de {} {}, não {} (data/gpus/{}.toml); gpuplan measure e gpuplan calibrate "
-        "dão os seus valores medidos (--profile)",
-        gpu.id, one ? "a taxa" : "as taxas", list, one ? "é uma estimativa" : "são estimativas",
-        one ? "uma medição" : "medições", gpu.id);
-  }
-  return fmt::format(
-      "{}: the {} rate{} {}, not {} (data/gpus/{}.toml); gpuplan measure and gpuplan calibrate "
-      "give yours, measured (--profile)",
-      gpu.id, list, one ? "" : "s", one ? "is an estimate" : "are estimates",
-      one ? "a measurement" : "measurements", gpu.id);
+  return {
+      fmt::format("{}: the {} rate{} {}, not {} (data/gpus/{}.toml); gpuplan measure and "
+                  "gpuplan calibrate give yours, measured (--profile)",
+                  gpu.id, list(" and "), one ? "" : "s", one ? "is an estimate" : "are estimates",
+                  one ? "a measurement" : "measurements", gpu.id),
+      fmt::format("{}: {} de {} {}, não {} (data/gpus/{}.toml); gpuplan measure e gpuplan "
+                  "calibrate dão os seus valores medidos (--profile)",
+                  gpu.id, one ? "a taxa" : "as taxas", list(" e "),
+                  one ? "é uma estimativa" : "são estimativas", one ? "uma medição" : "medições",
+                  gpu.id)};
 }
 
 Seconds gemm_time(const Gpu& gpu, Precision precision, const GemmShape& shape,

@@ -613,10 +613,8 @@ std::vector<Text> training_caveats(const Model& m, const Gpu& gpu, Precision pre
          "publicadas do Megatron com MoE de granularidade fina, a que nada foi ajustado, levaram "
          "muito mais do que o previsto (docs/VALIDATION.md, treino retido)"});
   }
-  const std::vector<std::string> estimated = estimated_rates(gpu, precision);
-  if (!estimated.empty()) {
-    caveats.push_back({estimated_rates_note(gpu, estimated, Lang::kEn),
-                       estimated_rates_note(gpu, estimated, Lang::kPt)});
+  if (Text note = estimated_rates_note(gpu, estimated_rates(gpu, precision)); !note.empty()) {
+    caveats.push_back(std::move(note));
   }
   return caveats;
 }

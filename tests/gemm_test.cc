@@ -227,11 +227,11 @@ TEST(GemmRate, EstimatedRatesAreThoseTheJobLeansOn) {
   EXPECT_TRUE(estimated_rates(**c.gpu("h200-sxm"), Precision::kFp8).empty());
   EXPECT_EQ(estimated_rates(**c.gpu("l4"), Precision::kInt8),
             (std::vector<std::string>{"int8 GEMM", "HBM", "attention"}));
-  EXPECT_EQ(estimated_rates_note(b200, {"fp4 GEMM", "HBM", "attention"}, Lang::kEn),
+  EXPECT_EQ(estimated_rates_note(b200, {"fp4 GEMM", "HBM", "attention"}).en,
             "b200: the fp4 GEMM, HBM and attention rates are estimates, not measurements "
             "(data/gpus/b200.toml); gpuplan measure and gpuplan calibrate give yours, measured "
             "(--profile)");
-  EXPECT_EQ(estimated_rates_note(b200, {}, Lang::kEn), "");
+  EXPECT_TRUE(estimated_rates_note(b200, {}).empty());
 
   // A calibration profile's GEMM and HBM shares are measurements: they leave the list.
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "gpuplan-gemm-test";

@@ -72,9 +72,9 @@ std::optional<GemmRate> gemm_rate(const Gpu& gpu, Precision precision);
 // The rates a job in `precision` leans on that `gpu`'s catalog file marks estimated
 // (Efficiency::estimated), in words: "fp4 GEMM", "HBM", "attention"; empty when all are measured.
 std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision);
-// The note that says so: "b200: the fp4 GEMM, HBM and attention rates are estimates, not
-// measurements (data/gpus/b200.toml); ..."; empty when `rates` is.
-std::string estimated_rates_note(const Gpu& gpu, const std::vector<std::string>& rates, Lang lang);
+// The note that says so, in both languages: "b200: the fp4 GEMM, HBM and attention rates are
+// estimates, not measurements (data/gpus/b200.toml); ..."; empty when `rates` is.
+Text estimated_rates_note(const Gpu& gpu, const std::vector<std::string>& rates);
 
 // One measured GEMM of a sweep.
 struct GemmSample {

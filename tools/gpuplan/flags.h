@@ -23,14 +23,8 @@ namespace gpuplan::cli {
 // A help text that lists the names a flag takes, from the library's own table of them:
 // "a | b | c (note)".
 inline std::string names_help(const std::vector<std::string>& names, std::string_view note = {}) {
-  std::string s;
-  for (const std::string& n : names) {
-    s += (s.empty() ? "" : " | ") + n;
-  }
-  if (!note.empty()) {
-    s += " (" + std::string(note) + ")";
-  }
-  return s;
+  const std::string list = fmt::format("{}", fmt::join(names, " | "));
+  return note.empty() ? list : fmt::format("{} ({})", list, note);
 }
 
 // The number `text` spells out whole ("2", "1e9", "nan"), as std::from_chars reads it; nullopt

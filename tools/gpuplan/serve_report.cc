@@ -446,10 +446,10 @@ void print_options(const ServeReport& r) {
                    "latências podem sair baixas.\n",
                    e.name));
   }
-  const std::string estimated =
-      estimated_rates_note(*r.gpu, estimated_rates(*r.gpu, r.job.base.precision), lang);
+  const Text estimated =
+      estimated_rates_note(*r.gpu, estimated_rates(*r.gpu, r.job.base.precision));
   if (!estimated.empty()) {
-    emit("{}{}.\n", tr(lang, "note: ", "nota: "), estimated);
+    emit("{}{}.\n", tr(lang, "note: ", "nota: "), estimated.in(lang));
   }
 }
 
