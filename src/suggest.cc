@@ -41,8 +41,10 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   for (const std::string& c : candidates) {
     size_t d = edit_distance(word, c);
     // A candidate that contains the word ("405b" in "llama-3.1-405b") is a good guess too, and
-    // a better one than another at the same distance ("h100": "h100-sxm" before "b200").
-    const bool contains = word.size() >= 3 && c.find(word) != std::string::npos;
+    // a better one than another at the same distance ("h100": "h100-sxm" before "b200"); so is
+    // one the word contains ("infer" in "inference", "train" in "training").
+    const bool contains = (word.size() >= 3 && c.find(word) != std::string::npos) ||
+                          (c.size() >= 3 && word.find(c) != std::string_view::npos);
     if (contains) {
       d = std::min(d, limit);
     }

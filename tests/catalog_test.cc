@@ -129,6 +129,16 @@ TEST(Catalog, AnIdThatBeginsAnotherIsSuggestedBeforeOneAsFarAway) {
             "did you mean one of 'h100-nvl', 'h100-pcie', 'h100-sxm', 'h100-sxm-96gb-hbm2e'?");
 }
 
+TEST(Catalog, AWordThatContainsANameSuggestsIt) {
+  // "inference" is 4 edits from "infer", past the limit max(2, 9 / 3) = 3, and "training" 3
+  // from "train", past max(2, 8 / 3) = 2: each holds the name whole, which finds it.
+  const std::vector<std::string> tasks = {"train", "finetune", "lora", "qlora", "infer"};
+  EXPECT_EQ(closest_match("inference", tasks), "infer");
+  EXPECT_EQ(closest_match("training", tasks), "train");
+  // A name of two letters is no guess: "ab" in "tabular" is chance.
+  EXPECT_EQ(closest_match("tabular", {"ab", "zzzzzzzz"}), "");
+}
+
 // The built-in catalog loaded from a copy in which `file` (under data/) has `pattern` replaced by
 // `replacement`; `path` is set to the edited file's path in the copy.
 Result<Catalog> load_edited(const std::string& file, const std::string& pattern,
