@@ -197,14 +197,18 @@ Outcomes::Outcomes(const Workload& w)
     : goodput_(w.goodput),
       from_(std::min(w.warmup, w.requests)),
       to_(std::max(from_, w.requests - w.cooldown)),
-      // Arrivals all at t = 0 leave no window between them: warm-up and cool-down then only
-      // pick whose latencies count, and the throughput is the whole run's.
+      // Arrivals all at t = 0 leave no window between them: warm-up and cool-down then pick
+      // whose latencies count, and the window runs between first tokens (queued_).
       windowed_((w.warmup > 0 || w.cooldown > 0) && (w.rate_per_s > 0 || w.users > 0)),
-      open_(w.rate_per_s > 0 && w.users <= 0) {}
+      open_(w.rate_per_s > 0 && w.users <= 0),
+      queued_((w.warmup > 0 || w.cooldown > 0) && w.rate_per_s <= 0 && w.users <= 0) {}
 
 void Outcomes::arrived(int64_t id, Ticks now) {
   if (start_ < 0) {
     start_ = now;
+  }
+  if (queued_) {
+    return;  // its window opens and closes at first tokens (add)
   }
   if (id == from_) {
     window_start_ = now;
@@ -213,6 +217,24 @@ void Outcomes::arrived(int64_t id, Ticks now) {
     window_end_ = now;
   }
 }
+
+namespace {
+
+// Of a request's `output` tokens, those generated within [from, to]: the first at
+// `first_token`, the other output - 1 evenly over (first_token, finish].
+double tokens_within(Ticks first_token, Ticks finish, int64_t output, Ticks from, Ticks to) {
+  double tokens = first_token >= from && first_token <= to ? 1.0 : 0.0;
+  if (output > 1) {
+    const Ticks overlap = std::min(finish, to) - std::max(first_token, from);
+    if (overlap > 0) {
+      tokens += static_cast<double>(output - 1) * static_cast<double>(overlap) /
+                static_cast<double>(finish - first_token);
+    }
+  }
+  return tokens;
+}
+
+}  // namespace
 
 void Outcomes::add(int64_t id, Ticks arrival, Ticks first_token, Ticks finish, int64_t output) {
   ++simulated_;
@@ -223,20 +245,20 @@ void Outcomes::add(int64_t id, Ticks arrival, Ticks first_token, Ticks finish, i
       output > 1 ? to_seconds(finish - first_token) / static_cast<double>(output - 1) : 0.0;
   const bool good = (!goodput_.ttft_p99 || ttft <= goodput_.ttft_p99->si()) &&
                     (!goodput_.tpot_p99 || tpot <= goodput_.tpot_p99->si());
-  if (window_start_ >= 0 && output > 0) {
-    // The tokens this request generated while the measured requests arrived: the first at
-    // first_token, the other output - 1 evenly over (first_token, finish]. Requests finish in
-    // time order, so a window not yet closed ends after `finish`.
-    const Ticks from = window_start_;
-    const Ticks to = window_end_ >= 0 ? window_end_ : finish;
-    double tokens = first_token >= from && first_token <= to ? 1.0 : 0.0;
-    if (output > 1) {
-      const Ticks overlap = std::min(finish, to) - std::max(first_token, from);
-      if (overlap > 0) {
-        tokens += static_cast<double>(output - 1) * static_cast<double>(overlap) /
-                  static_cast<double>(finish - first_token);
-      }
+  if (queued_ && output > 0) {
+    spans_.push_back(Span{first_token, finish, output, good});
+    if (id == from_) {
+      window_start_ = first_token;
     }
+    if (id == to_ - 1) {
+      window_end_ = first_token;
+    }
+  }
+  if (!queued_ && window_start_ >= 0 && output > 0) {
+    // The tokens this request generated while the measured requests arrived. Requests finish
+    // in time order, so a window not yet closed ends after `finish`.
+    const double tokens = tokens_within(first_token, finish, output, window_start_,
+                                        window_end_ >= 0 ? window_end_ : finish);
     const double share = tokens / static_cast<double>(output);
     window_tokens_ += tokens;
     window_requests_ += share;
@@ -263,7 +285,27 @@ ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) c
   r.ttft = ttft_.summary();
   r.tpot = tpot_.summary();
   r.e2e = e2e_.summary();
-  if (windowed_) {
+  double window_batch = -1;
+  if (queued_ && window_start_ >= 0 && window_end_ > window_start_) {
+    // Between the first tokens of the first and the last measured request (see Outcomes).
+    double tokens = 0, requests = 0, good = 0;
+    Ticks decoding = 0;  // the sequences' time decoding within the window, summed
+    for (const Span& s : spans_) {
+      const double t = tokens_within(s.first_token, s.finish, s.output, window_start_, window_end_);
+      const double share = t / static_cast<double>(s.output);
+      tokens += t;
+      requests += share;
+      good += s.good ? share : 0.0;
+      decoding += std::max<Ticks>(
+          0, std::min(s.finish, window_end_) - std::max(s.first_token, window_start_));
+    }
+    r.duration = Seconds(to_seconds(window_end_ - window_start_));
+    const double t = r.duration.si();
+    r.output_tokens_per_s = tokens / t;
+    r.requests_per_s = requests / t;
+    r.goodput_per_s = good / t;
+    window_batch = static_cast<double>(decoding) / static_cast<double>(window_end_ - window_start_);
+  } else if (windowed_) {
     r.duration = Seconds(to_seconds(window_end_ - window_start_));
     const double t = r.duration.si();
     r.output_tokens_per_s = t > 0 ? window_tokens_ / t : 0;
@@ -285,9 +327,11 @@ ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) c
   if (gap_count_ > 0) {
     r.itl_mean = to_seconds(gaps_) / static_cast<double>(gap_count_);
   }
-  r.mean_batch = totals.busy > 0
-                     ? static_cast<double>(totals.batch_time) / static_cast<double>(totals.busy)
-                     : 0;
+  if (window_batch >= 0) {
+    r.mean_batch = window_batch;
+  } else if (totals.busy > 0) {
+    r.mean_batch = static_cast<double>(totals.batch_time) / static_cast<double>(totals.busy);
+  }
   r.max_batch = totals.max_batch;
   r.iterations = totals.iterations;
   r.preemptions = totals.preemptions;

@@ -119,7 +119,10 @@ struct EngineTotals {
 // The record of finished requests, folded as they finish: those of the workload's measured
 // window (Workload::warmup, cooldown) for latencies, and the tokens every request generated
 // between the window's first and last arrival for throughput (a request's first token at its
-// first-token time, the rest evenly to its end).
+// first-token time, the rest evenly to its end). With every request queued at once there is no
+// time between arrivals: the window then runs from the first token of the first measured
+// request to that of the last, while the queue still holds the cool-down's requests, so that
+// the engines are saturated throughout and neither the joint start nor the drain counts.
 class Outcomes {
  public:
   explicit Outcomes(const Workload& w);
@@ -137,14 +140,24 @@ class Outcomes {
   int64_t to_ = 0;
   bool windowed_ = false;
   bool open_ = false;        // Poisson arrivals
+  bool queued_ = false;      // every request queued at once, with a measured window
   Ticks start_ = -1;         // the first arrival
   Ticks end_ = 0;            // the last completion
   double all_tokens_ = 0;    // output of every request, measured or not
-  Ticks window_start_ = -1;  // arrival of from_
-  Ticks window_end_ = -1;    // arrival of to_ - 1
+  Ticks window_start_ = -1;  // arrival of from_ (queued_: its first token)
+  Ticks window_end_ = -1;    // arrival of to_ - 1 (queued_: its first token)
   double window_tokens_ = 0;
   double window_requests_ = 0;  // each request's share of its tokens generated in the window
   double window_good_ = 0;
+  // queued_: every request's (first token, finish, output, within goodput), for the window
+  // known only once its last request has its first token.
+  struct Span {
+    Ticks first_token;
+    Ticks finish;
+    int64_t output;
+    bool good;
+  };
+  std::vector<Span> spans_;
   int64_t simulated_ = 0;
   int64_t count_ = 0;
   Ticks gaps_ = 0;  // finish - first token, summed over requests of 2 or more tokens

@@ -84,9 +84,9 @@ struct Workload {
   // The requests measured, by the order they are issued: all but the first `warmup` (the system
   // filling up) and the last `cooldown` (it draining). With either, throughput is the output
   // generated between the first and the last measured arrival, over that time (a window shorter
-  // than a request's latency still sees the engines at work); with neither, or with every
-  // request queued at once (no time between arrivals), all output over the first arrival to the
-  // last completion, as benchmark harnesses report it.
+  // than a request's latency still sees the engines at work), or, with every request queued at
+  // once (no time between arrivals), between their first tokens; with neither, all output over
+  // the first arrival to the last completion, as benchmark harnesses report it.
   int64_t warmup = 0;
   int64_t cooldown = 0;
   // Prefix caching: the share of each prompt's tokens whose keys and values an engine already
@@ -136,6 +136,8 @@ struct ServingResult {
   int64_t requests = 0;            // measured
   int64_t simulated = 0;           // issued and completed, a warm-up and cool-down included
   Seconds duration;                // a steady run's window, or first arrival to last completion
+                                   // (every request queued at once, with a warm-up or cool-down:
+                                   // first tokens of the first and last measured request)
   double output_tokens_per_s = 0;  // over all instances
   double requests_per_s = 0;       // completed
   double goodput_per_s = 0;        // completed within the workload's goodput bounds
@@ -143,7 +145,8 @@ struct ServingResult {
   Percentiles tpot;                // per request: (end - first token) / (output - 1)
   Percentiles e2e;                 // arrival to last token
   double itl_mean = 0;             // over all gaps between consecutive tokens (seconds)
-  double mean_batch = 0;           // sequences per iteration, weighted by iteration time
+  double mean_batch = 0;           // sequences per iteration, weighted by iteration time (in
+                                   // the window of a queued run: sequences decoding)
   int64_t max_batch = 0;           // most sequences any iteration ran
   int64_t kv_sequences = 0;        // requests of this length the KV cache holds at once
   int64_t iterations = 0;          // over all instances
