@@ -145,7 +145,18 @@ ServingResult saturated(const Simulate& simulate, const Workload& w, int64_t at_
   run.requests = std::clamp<int64_t>(8 * at_once, 4 * kSearchRun.first, SteadyState{}.most);
   run.warmup = run.requests / 4;
   run.cooldown = run.requests / 4;
-  return simulate(run);
+  ServingResult r = simulate(run);
+  // Requests by their tokens: the window's requests are a sample of the workload's lengths,
+  // while the engines' token rate hardly depends on which requests they hold, so the rate of
+  // requests is the token rate over the workload's mean output (and the capacity times the
+  // mean output, the token rate an answer prints beside it, is this run's).
+  const double mean_output = w.mean_output();
+  if (r.feasible && mean_output > 0 && r.requests_per_s > 0) {
+    const double k = r.output_tokens_per_s / mean_output / r.requests_per_s;
+    r.requests_per_s *= k;
+    r.goodput_per_s *= k;
+  }
+  return r;
 }
 
 // capacity_under_slo's bisection over the rates of Poisson arrivals, on any simulator:

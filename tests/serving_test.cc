@@ -287,6 +287,10 @@ TEST_F(ServingTest, TheCeilingOfALongTailIsMeasuredWhileTheQueueLasts) {
   tail.output_distribution = *parametric_lengths("lognormal", 1200, 900, "test");
   const Capacity c = capacity_under_slo(*model_, tail, ServingSetup{}, Slo{});
   ASSERT_TRUE(c.feasible) << c.reason.en;
+  // The window's requests are a sample of the tail, their mean output some % off 1,200; the
+  // token rate is not, and the requests per second are it over the workload's mean output.
+  EXPECT_NEAR(c.offline.requests_per_s * tail.mean_output(), c.offline.output_tokens_per_s,
+              1e-9 * c.offline.output_tokens_per_s);
   // Against one run of 64,000 requests measured whole: N / T(N) = R / (1 + (fill + drain) R / N),
   // its fill and drain (each about one turn of the batch, ~200 requests' worth) 0.6 % of N.
   Workload longest = tail;

@@ -289,13 +289,13 @@ struct Capacity {
   Text reason;                // why no rate meets the objective
   double max_rate_per_s = 0;  // requests per second over all of the setup's instances
   ServingResult at_max;       // the simulation at that rate
-  // Every request queued at once, in its steady state: the throughput ceiling. A run of N
-  // requests fills up, runs saturated and drains; a run of 2N fills up and drains alike, so its
-  // output and time less the first run's are the saturated engines' alone, and those are the
-  // throughput fields (requests, output tokens and goodput per second, duration). N is twice
-  // the instances' sequences_at_once, at least kSearchRun.first and at most SteadyState's
-  // longest run. The latencies are those of the 2N run's middle half, neither in the first
-  // requests' joint start nor in the drain.
+  // Every request queued at once, in its steady state: the throughput ceiling. One run of N
+  // requests fills up, runs saturated and drains; its throughput fields (requests, output tokens
+  // and goodput per second, duration, mean batch) are those between the first tokens of its
+  // middle half's first and last request, while the last quarter still waits (requests per
+  // second: that token rate over the workload's mean output), and its latencies those of that
+  // half. N is eight times the instances' sequences_at_once, at least four times
+  // kSearchRun.first and at most SteadyState's longest run.
   ServingResult offline;
 };
 
