@@ -105,8 +105,12 @@ inline Error flag_error(std::string_view text, std::string hint) {
     const size_t end = text.find_first_of(": ");
     if (end != std::string_view::npos) {
       const size_t rest = text[end] == ':' && end + 1 < text.size() ? end + 2 : end + 1;
-      return Error{std::string(text.substr(0, end)), std::string(text.substr(rest)),
-                   std::move(hint)};
+      std::string message(text.substr(rest));
+      // CLI11's words for a single-valued flag given twice ('--gpus 8 ... --gpus 16').
+      if (message.starts_with("At Most 1 required but received")) {
+        message = "given more than once; give it once";
+      }
+      return Error{std::string(text.substr(0, end)), std::move(message), std::move(hint)};
     }
   }
   return Error{"", std::string(text), std::move(hint)};
