@@ -136,8 +136,7 @@ double permutation_bytes(const Model& m, const Parallelism& layout) {
 
 double attention_share(const Gpu& gpu, const TrainJob& job) {
   const Efficiency& e = *gpu.efficiency;
-  const bool hopper = job.software.framework != nullptr && job.software.hopper_attention();
-  return hopper && e.attention_hopper > 0 ? e.attention_hopper : e.attention;
+  return hopper_attention_kernels(gpu, job) ? e.attention_hopper : e.attention;
 }
 
 bool fp8_gemms(const Gpu& gpu, const TrainJob& job) {

@@ -43,6 +43,28 @@ class TrainingTest : public ::testing::Test {
 };
 const Catalog* TrainingTest::catalog_ = nullptr;
 
+TEST_F(TrainingTest, HopperAttentionKernelsRunOnlyOnTheGpusTheyWereWrittenFor) {
+  // megatron-lm has Transformer Engine's cuDNN attention for Hopper from 2024
+  // (data/frameworks/megatron-lm.toml); its rate is measured on the Hopper GPUs only
+  // (efficiency.attention_hopper in h100-sxm.toml and the other Hopper files, not in
+  // a100-sxm-80gb.toml or b200.toml).
+  TrainJob today = job(1, 1, 8, 1, 64);
+  apply_software(today, *catalog_->software("megatron-lm@2025"));
+  TrainJob before = job(1, 1, 8, 1, 64);
+  apply_software(before, *catalog_->software("megatron-lm@2023"));
+  const Gpu& h100 = **catalog_->gpu("h100-sxm");
+  EXPECT_TRUE(hopper_attention_kernels(h100, today));
+  EXPECT_FALSE(hopper_attention_kernels(h100, before));
+  EXPECT_FALSE(hopper_attention_kernels(**catalog_->gpu("a100-sxm-80gb"), today));
+  EXPECT_FALSE(hopper_attention_kernels(**catalog_->gpu("b200"), today));
+  // The estimate says which it ran, for the reports' "fused attention (Hopper kernels)".
+  const Model m = model("llama-2-7b");
+  EXPECT_FALSE(run(m, a100(8), today).hopper_attention);
+  Cluster hopper = a100(8, "nvlink4");
+  hopper.gpu = &h100;
+  EXPECT_TRUE(run(m, hopper, today).hopper_attention);
+}
+
 TEST_F(TrainingTest, ATokenBudgetAndAPriceGiveTimeGpuHoursAndCost) {
   // 32 A100s at 2.5 USD per GPU-hour, 1e9 tokens: time = tokens / (tokens/s); GPU-hours = time
   // x 32 / 3600 s; cost = 2.5 x GPU-hours; a million tokens cost 2.5 x 32 GPUs / 3600 s x

@@ -103,18 +103,30 @@ Table curve_table(const FabricCurve& f, Lang lang, bool bars) {
   return t;
 }
 
+// Whether the curves' estimates ran Hopper attention kernels: every point is on the same GPU.
+bool hopper_kernels(const ScaleReport& r) {
+  for (const FabricCurve& f : r.fabrics) {
+    for (const ScalePoint& p : f.curve.points) {
+      if (p.estimate.hopper_attention) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 std::string headline(const ScaleReport& r, Lang lang) {
   if (lang == Lang::kPt) {
     return fmt::format(
         "escalonamento do treino de {} em {}, {} x {} tokens por {}, {}", r.model, r.gpu, r.batch,
         number(static_cast<double>(r.seq), 0, lang),
         r.strong ? "passo (escalonamento forte)" : "GPU por passo (escalonamento fraco)",
-        software_text(r.base, lang));
+        software_text(r.base, hopper_kernels(r), lang));
   }
   return fmt::format("scaling of {} training on {}, {} x {} tokens per {}, {}", r.model, r.gpu,
                      r.batch, grouped(r.seq),
                      r.strong ? "step (strong scaling)" : "GPU per step (weak scaling)",
-                     software_text(r.base, lang));
+                     software_text(r.base, hopper_kernels(r), lang));
 }
 
 std::string method(const ScaleReport& r, Lang lang) {

@@ -36,7 +36,7 @@ std::string train_layout_text(const TrainJob& job, Lang lang) {
   return s;
 }
 
-std::string software_text(const TrainJob& job, Lang lang) {
+std::string software_text(const TrainJob& job, bool hopper_kernels, Lang lang) {
   const Software& s = job.software;
   if (s.framework == nullptr) {
     return tr(lang, "none named (nothing overlapped, eager defaults)",
@@ -45,9 +45,9 @@ std::string software_text(const TrainJob& job, Lang lang) {
   std::string text = say(lang, "{} as of {}", "{} de {}", s.framework->id, s.year);
   std::vector<std::string> parts;
   parts.push_back(job.memory.flash_attention
-                      ? (s.hopper_attention() ? tr(lang, "fused attention (Hopper kernels)",
-                                                   "atenção fundida (kernels Hopper)")
-                                              : tr(lang, "fused attention", "atenção fundida"))
+                      ? (hopper_kernels ? tr(lang, "fused attention (Hopper kernels)",
+                                             "atenção fundida (kernels Hopper)")
+                                        : tr(lang, "fused attention", "atenção fundida"))
                       : tr(lang, "eager attention", "atenção eager"));
   if (s.overlap_grad_reduce()) {
     parts.push_back(tr(lang, "overlapped gradient reduction", "redução de gradientes sobreposta"));
@@ -71,6 +71,7 @@ void write_train_json(JsonWriter& w, const TrainEstimate& e) {
         .field("framework", e.job.software.framework->id)
         .field("year", e.job.software.year)
         .field("fused_attention", m.flash_attention)
+        .field("hopper_attention_kernels", e.hopper_attention)
         .end_object();
   }
   if (!e.feasible) {
@@ -207,7 +208,8 @@ void add_train_html(HtmlReport& h, const TrainEstimate& e) {
     h.verdict(tr(lang, "infeasible: ", "inviável: ") + e.reason);
     return;
   }
-  h.paragraph(tr(lang, "software: ", "software: ") + software_text(e.job, lang));
+  h.paragraph(tr(lang, "software: ", "software: ") +
+              software_text(e.job, e.hopper_attention, lang));
   h.paragraph(fmt::format("layout: {} ({} {})", train_layout_text(e.job, lang), e.micro_batches,
                           tr(lang, "micro-batches per step", "micro-lotes por passo")));
   for (const Text& c : e.caveats) {
@@ -264,7 +266,7 @@ void print_train_text(const TrainEstimate& e, Lang lang) {
     emit("{}", say(lang, "verdict: infeasible: {}\n", "veredito: inviável: {}\n", e.reason));
     return;
   }
-  emit("software {}\n", software_text(e.job, lang));
+  emit("software {}\n", software_text(e.job, e.hopper_attention, lang));
   emit("{}", say(lang, "layout  {} ({} micro-batches per step)\n",
                  "layout  {} ({} micro-lotes por passo)\n", train_layout_text(e.job, lang),
                  e.micro_batches));
