@@ -236,6 +236,15 @@ double tokens_within(Ticks first_token, Ticks finish, int64_t output, Ticks from
 
 }  // namespace
 
+void Outcomes::WindowSums::add(Ticks first_token, Ticks finish, int64_t output, bool within_goodput,
+                               Ticks from, Ticks to) {
+  const double t = tokens_within(first_token, finish, output, from, to);
+  const double share = t / static_cast<double>(output);
+  tokens += t;
+  requests += share;
+  good += within_goodput ? share : 0.0;
+}
+
 void Outcomes::add(int64_t id, Ticks arrival, Ticks first_token, Ticks finish, int64_t output) {
   ++simulated_;
   all_tokens_ += static_cast<double>(output);
@@ -257,12 +266,8 @@ void Outcomes::add(int64_t id, Ticks arrival, Ticks first_token, Ticks finish, i
   if (!queued_ && window_start_ >= 0 && output > 0) {
     // The tokens this request generated while the measured requests arrived. Requests finish
     // in time order, so a window not yet closed ends after `finish`.
-    const double tokens = tokens_within(first_token, finish, output, window_start_,
-                                        window_end_ >= 0 ? window_end_ : finish);
-    const double share = tokens / static_cast<double>(output);
-    window_tokens_ += tokens;
-    window_requests_ += share;
-    window_good_ += good ? share : 0.0;
+    window_.add(first_token, finish, output, good, window_start_,
+                window_end_ >= 0 ? window_end_ : finish);
   }
   good_ += good ? 1 : 0;
   if (id < from_ || id >= to_) {
@@ -285,32 +290,26 @@ ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) c
   r.ttft = ttft_.summary();
   r.tpot = tpot_.summary();
   r.e2e = e2e_.summary();
+  WindowSums sums = window_;
+  bool window = windowed_;
   double window_batch = -1;
   if (queued_ && window_start_ >= 0 && window_end_ > window_start_) {
     // Between the first tokens of the first and the last measured request (see Outcomes).
-    double tokens = 0, requests = 0, good = 0;
     Ticks decoding = 0;  // the sequences' time decoding within the window, summed
     for (const Span& s : spans_) {
-      const double t = tokens_within(s.first_token, s.finish, s.output, window_start_, window_end_);
-      const double share = t / static_cast<double>(s.output);
-      tokens += t;
-      requests += share;
-      good += s.good ? share : 0.0;
+      sums.add(s.first_token, s.finish, s.output, s.good, window_start_, window_end_);
       decoding += std::max<Ticks>(
           0, std::min(s.finish, window_end_) - std::max(s.first_token, window_start_));
     }
-    r.duration = Seconds(to_seconds(window_end_ - window_start_));
-    const double t = r.duration.si();
-    r.output_tokens_per_s = tokens / t;
-    r.requests_per_s = requests / t;
-    r.goodput_per_s = good / t;
+    window = true;
     window_batch = static_cast<double>(decoding) / static_cast<double>(window_end_ - window_start_);
-  } else if (windowed_) {
+  }
+  if (window) {
     r.duration = Seconds(to_seconds(window_end_ - window_start_));
     const double t = r.duration.si();
-    r.output_tokens_per_s = t > 0 ? window_tokens_ / t : 0;
-    r.requests_per_s = t > 0 ? window_requests_ / t : 0;
-    r.goodput_per_s = t > 0 ? window_good_ / t : 0;
+    r.output_tokens_per_s = t > 0 ? sums.tokens / t : 0;
+    r.requests_per_s = t > 0 ? sums.requests / t : 0;
+    r.goodput_per_s = t > 0 ? sums.good / t : 0;
     if (open_ && count_ > 0 && end_ > start_ &&
         to_seconds(window_start_ - start_) < r.e2e.mean - r.ttft.mean) {
       r.filling = true;

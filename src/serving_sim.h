@@ -146,9 +146,17 @@ class Outcomes {
   double all_tokens_ = 0;    // output of every request, measured or not
   Ticks window_start_ = -1;  // arrival of from_ (queued_: its first token)
   Ticks window_end_ = -1;    // arrival of to_ - 1 (queued_: its first token)
-  double window_tokens_ = 0;
-  double window_requests_ = 0;  // each request's share of its tokens generated in the window
-  double window_good_ = 0;
+  // What the requests generated within a window: tokens, and each request as the share of its
+  // own output generated there (within goodput or not).
+  struct WindowSums {
+    double tokens = 0;
+    double requests = 0;
+    double good = 0;
+    // A request whose first token came at `first_token`, its last at `finish`, within [from, to].
+    void add(Ticks first_token, Ticks finish, int64_t output, bool within_goodput, Ticks from,
+             Ticks to);
+  };
+  WindowSums window_;
   // queued_: every request's (first token, finish, output, within goodput), for the window
   // known only once its last request has its first token.
   struct Span {
