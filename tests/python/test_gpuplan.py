@@ -103,7 +103,9 @@ def bad_inputs():
                 continue
             name, _, args = (part.strip() for part in line.split("|", 2))
             words = shlex.split(args)
-            if words[0] in CALLS:
+            # The module's calls take the model as their first parameter, named `model`: the
+            # CLI's '--model' on train has no Python spelling to test.
+            if words[0] in CALLS and not (words[0] != "plan" and "--model" in words):
                 yield name, words
 
 

@@ -6,9 +6,11 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -133,10 +135,141 @@ inline std::vector<std::string> missing_required(const CLI::App& app) {
   return missing;
 }
 
+// Other tools' names for gpuplan's flags, for the hint when one of them is typed: vLLM's and
+// SGLang's benchmark clients (--request-rate, --max-concurrency, --num-prompts,
+// --random-input-len), their servers (--tensor-parallel-size, --dtype, --quantization,
+// --kv-cache-dtype, --max-model-len), Megatron-LM (--micro-batch-size, --seq-length,
+// --recompute-granularity) and plain words. Each maps to the flags it may mean, in order of
+// preference, space-separated; the hint names those the command takes.
+struct FlagAlias {
+  std::string_view typed;
+  std::string_view ours;
+};
+inline constexpr FlagAlias kFlagAliases[] = {
+    {"qps", "rate"},
+    {"rps", "rate"},
+    {"request-rate", "rate"},
+    {"arrival-rate", "rate"},
+    {"concurrency", "users"},
+    {"max-concurrency", "users"},
+    {"clients", "users"},
+    {"num-prompts", "requests"},
+    {"num-requests", "requests"},
+    {"tensor-parallel", "tp"},
+    {"tensor-parallel-size", "tp"},
+    {"tensor-model-parallel-size", "tp"},
+    {"pipeline-parallel", "pp"},
+    {"pipeline-parallel-size", "pp"},
+    {"pipeline-model-parallel-size", "pp"},
+    {"data-parallel-size", "dp"},
+    {"context-parallel-size", "cp"},
+    {"expert-parallel-size", "ep"},
+    {"expert-model-parallel-size", "ep"},
+    {"num-layers-per-virtual-pipeline-stage", "virtual-stages"},
+    {"virtual-pipeline-model-parallel-size", "virtual-stages"},
+    {"interleave", "virtual-stages"},
+    {"batch-size", "global-batch micro-batch batch static-batch"},
+    {"bs", "global-batch micro-batch batch static-batch"},
+    {"micro-batch-size", "micro-batch"},
+    {"mbs", "micro-batch"},
+    {"global-batch-size", "global-batch"},
+    {"gbs", "global-batch"},
+    {"seq-len", "seq context"},
+    {"seq-length", "seq context"},
+    {"seqlen", "seq context"},
+    {"sequence-length", "seq context"},
+    {"max-model-len", "context seq"},
+    {"context-length", "context seq"},
+    {"input-len", "input input-tokens"},
+    {"random-input-len", "input input-tokens"},
+    {"isl", "input input-tokens"},
+    {"prompt-tokens", "input input-tokens"},
+    {"output-len", "output output-tokens"},
+    {"random-output-len", "output output-tokens"},
+    {"osl", "output output-tokens"},
+    {"max-tokens", "output output-tokens"},
+    {"input-tokens", "input"},
+    {"output-tokens", "output"},
+    {"dtype", "precision"},
+    {"quantization", "precision"},
+    {"quant", "precision"},
+    {"kv-cache-dtype", "kv-precision"},
+    {"kv-dtype", "kv-precision"},
+    {"recompute-granularity", "recompute"},
+    {"activation-checkpointing", "recompute"},
+    {"gradient-checkpointing", "recompute"},
+    {"checkpoint-activations", "recompute"},
+    {"zero-stage", "zero"},
+    {"fabric", "scale-up scale-out"},
+    {"interconnect", "fabric scale-up scale-out"},
+    {"network", "fabric scale-out"},
+    {"region", "residency"},
+    {"country", "residency"},
+    {"location", "residency"},
+    {"num-gpus", "gpus max-gpus"},
+    {"ngpus", "gpus max-gpus"},
+    {"world-size", "gpus max-gpus"},
+    {"nodes", "max-nodes gpus"},
+    {"num-nodes", "max-nodes gpus"},
+    {"accelerator", "gpu offer"},
+    {"device", "gpu offer"},
+    {"provider", "offers offer"},
+    {"cloud", "offers offer"},
+    {"instance", "offer offers"},
+    {"latency-target", "slo-tpot"},
+    {"slo-tpot", "latency-target"},
+    {"tpot", "slo-tpot latency-target"},
+    {"itl", "slo-tpot latency-target"},
+    {"ttft", "slo-ttft"},
+    {"target-rate", "rate"},
+    {"target-users", "users"},
+    {"format", "json csv html"},
+    {"output-json", "json"},
+};
+
+// The hint for a flag the command does not take (`typed`, with its dashes): the model given as
+// a flag where the command takes it first ('--model' on train); the command's flags that another
+// tool's name for them means (kFlagAliases: '--fabric' on train: '--scale-up or --scale-out');
+// else the flag nearest in spelling that was not given already (closest_match: '--seqq':
+// '--seq'; '--gpus' on fit with --gpu given: '--max-gpus'). Empty where nothing is near.
+inline std::string unexpected_flag_hint(const CLI::App& app, const std::string& typed) {
+  if (!typed.starts_with("--") || typed.size() <= 2) {
+    return "";
+  }
+  const std::string word = typed.substr(2);
+  std::vector<std::string> names;  // long names of the flags not given already
+  for (const CLI::Option* o : app.get_options()) {
+    if (!o->nonpositional() && o->get_name() == word) {
+      return fmt::format("give the {} without a flag, before the others;", word);
+    }
+    if (o->count() == 0) {
+      const std::vector<std::string>& lnames = o->get_lnames();
+      names.insert(names.end(), lnames.begin(), lnames.end());
+    }
+  }
+  for (const FlagAlias& alias : kFlagAliases) {
+    if (alias.typed != word) {
+      continue;
+    }
+    std::vector<std::string> meant;
+    for (const auto part : std::views::split(alias.ours, ' ')) {
+      const std::string name(part.begin(), part.end());
+      if (std::ranges::find(names, name) != names.end()) {
+        meant.push_back("--" + name);
+      }
+    }
+    if (!meant.empty()) {
+      return fmt::format("did you mean {}?", fmt::join(meant, " or "));
+    }
+  }
+  if (std::string name = closest_match(word, names); !name.empty()) {
+    return fmt::format("did you mean --{}?", name);
+  }
+  return "";
+}
+
 // The error for arguments the command does not take: the first of them as the user typed it
-// (CLI11's message lists them backwards), with the command's flag nearest to it as the hint
-// where one not given already is near (closest_match: '--seqq': '--seq'; '--gpus' on fit with
-// --gpu given: '--max-gpus').
+// (CLI11's message lists them backwards), with unexpected_flag_hint's hint where it has one.
 inline Error unexpected_error(const CLI::App& app, const std::string& help_hint) {
   const std::vector<std::string> extra = app.remaining(true);
   std::string first = extra.empty() ? std::string() : extra.front();
@@ -147,21 +280,8 @@ inline Error unexpected_error(const CLI::App& app, const std::string& help_hint)
     }
   }
   const std::string typed = first.substr(0, first.find('='));
-  std::string nearest;
-  if (typed.starts_with("--") && typed.size() > 2) {
-    std::vector<std::string> names;  // long names of the flags not given already
-    for (const CLI::Option* o : app.get_options()) {
-      if (o->count() == 0) {
-        const std::vector<std::string>& lnames = o->get_lnames();
-        names.insert(names.end(), lnames.begin(), lnames.end());
-      }
-    }
-    if (std::string name = closest_match(typed.substr(2), names); !name.empty()) {
-      nearest = "--" + name;
-    }
-  }
-  std::string hint =
-      nearest.empty() ? help_hint : fmt::format("did you mean {}? {}", nearest, help_hint);
+  const std::string nearest = unexpected_flag_hint(app, typed);
+  std::string hint = nearest.empty() ? help_hint : fmt::format("{} {}", nearest, help_hint);
   return Error{typed, "not expected", std::move(hint)};  // the flag, without any "=value"
 }
 
