@@ -137,6 +137,7 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
     p.feasible = true;
     p.nodes = nodes;
     p.gpus = cl.gpus;
+    p.gpus_rented = cl.gpus;
     p.training = e;
     p.tokens_per_s = e.tokens_per_s;
     p.time = Seconds(job.tokens / e.tokens_per_s);
@@ -295,6 +296,7 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   best.feasible = true;
   best.nodes = nodes;
   best.gpus = f.gpus;
+  best.gpus_rented = nodes * o.gpus_per_node;
   best.replicas = f.replicas;
   best.replicas_if_slower = f.replicas_if_slower;
   best.gpus_per_replica = b->gpus;
@@ -603,9 +605,16 @@ std::string plan_headline(const Plan& plan, const PlanJob& job, Lang lang) {
                         : fmt::format("{:.4g} requests/s", job.rate_per_s);
       const std::string tpot = number(b.tpot.si() * 1e3, 0, lang);
       // Where the nodes go: one site by name, several with their shares.
-      const std::string where = b.sites.size() == 1
-                                    ? fmt::format(" {} {}", pt ? "em" : "in", b.sites.front().site)
-                                    : "; " + sites_text(b.sites);
+      std::string where = b.sites.size() == 1
+                              ? fmt::format(" {} {}", pt ? "em" : "in", b.sites.front().site)
+                              : "; " + sites_text(b.sites);
+      // The nodes are rented whole: say so where the replicas leave GPUs of them idle.
+      if (b.gpus_rented > b.gpus) {
+        where +=
+            pt ? fmt::format("; {} GPUs alugadas, {} ociosas", b.gpus_rented,
+                             b.gpus_rented - b.gpus)
+               : fmt::format("; {} GPUs rented, {} idle", b.gpus_rented, b.gpus_rented - b.gpus);
+      }
       return pt ? fmt::format(
                       "Servir {} pede {} x {} em {} ({} nó(s){}): {} ms no p99 por token de "
                       "saída{}.",

@@ -230,6 +230,15 @@ TEST_F(AdvisorTest, ServingCountsThePromptsAsWellAsTheOutput) {
   // which cannot exceed its GPUs' dense bf16 peak (989.5 TFLOP/s each on the H200).
   const double flops = c.tokens_per_s * (1.0 + 1000.0 / 300.0) * 2.0 * 70.6e9;
   EXPECT_LT(flops, static_cast<double>(c.gpus) * 989.5e12);
+  // Nodes are rented whole: the fleet pays for nodes x 8 GPUs, of which fewer than one node's
+  // worth may sit idle (replicas of tp 4 fill a node two at a time), and the headline says
+  // how many where some do.
+  EXPECT_EQ(c.gpus_rented, c.nodes * c.offer->gpus_per_node);
+  EXPECT_GE(c.gpus_rented, c.gpus);
+  EXPECT_LT(c.gpus_rented - c.gpus, c.offer->gpus_per_node);
+  const std::string idle =
+      fmt::format("{} GPUs rented, {} idle", c.gpus_rented, c.gpus_rented - c.gpus);
+  EXPECT_EQ(p.headline.find(idle) != std::string::npos, c.gpus_rented > c.gpus) << p.headline;
 }
 
 TEST_F(AdvisorTest, APrefixCacheHitNeedsNoMoreGpusAndReachesTheServingJob) {

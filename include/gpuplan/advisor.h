@@ -72,7 +72,9 @@ struct PlanCandidate {
   Text why_not;          // when not feasible (or when it misses the deadline), for people
   bool meets_deadline = true;
   int64_t nodes = 0;
-  int64_t gpus = 0;
+  int64_t gpus = 0;         // GPUs the job runs on
+  int64_t gpus_rented = 0;  // nodes x the offer's GPUs per node: more than gpus where a
+                            // serving fleet's replicas leave some of the last node idle
   Text layout;              // serving: the replicas and their shape, for people
   Seconds time;             // to finish the training job; 0 for serving
   double tokens_per_s = 0;  // training throughput, or serving output tokens/s

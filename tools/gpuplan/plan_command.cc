@@ -95,8 +95,13 @@ Table ranked_table(const PlanJob& job, const Plan& plan, Lang lang) {
   for (size_t i = 0; i < plan.ranked.size(); ++i) {
     const PlanCandidate& p = plan.ranked[i];
     if (serving) {
+      // GPUs in use, and the nodes' whole count where replicas leave some idle.
+      const std::string gpus =
+          p.gpus_rented > p.gpus
+              ? fmt::format("{} {} {}", p.gpus, tr(lang, "of", "de"), p.gpus_rented)
+              : fmt::format("{}", p.gpus);
       t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes), sites_text(p.sites),
-             fmt::format("{}", p.gpus), p.layout.in(lang), number(p.tpot.si() * 1e3, 1, lang),
+             gpus, p.layout.in(lang), number(p.tpot.si() * 1e3, 1, lang),
              number(std::round(p.tokens_per_s), 0, lang), money_text(p.cost, lang)});
     } else {
       t.add({fmt::format("{}", i + 1), p.offer->id, fmt::format("{}", p.nodes),
@@ -136,7 +141,7 @@ void print_json(const PlanJob& job, const Plan& plan) {
   auto candidate = [&](const PlanCandidate& p) {
     w.begin_object().field("offer", p.offer->id).field("feasible", p.feasible);
     if (p.feasible) {
-      w.field("nodes", p.nodes).field("gpus", p.gpus);
+      w.field("nodes", p.nodes).field("gpus", p.gpus).field("gpus_rented", p.gpus_rented);
       if (p.training) {
         w.field("layout", train_layout_text(p.training->job))
             .field("time_s", p.time.si())
@@ -251,8 +256,10 @@ void print_csv(const PlanJob& job, const Plan& plan) {
                                    "currency",
                                    "why_kind",
                                    "why_not"};
-  if (serving)
-    head.insert(head.begin() + 4, "sites");  // "SP1: 3, SP2: 2"
+  if (serving) {
+    head.insert(head.begin() + 4, "sites");        // "SP1: 3, SP2: 2"
+    head.insert(head.begin() + 6, "gpus_rented");  // nodes x GPUs per node
+  }
   Table t(head);
   auto add = [&](const PlanCandidate& p, const std::string& rank) {
     std::vector<std::string> row;
@@ -275,8 +282,10 @@ void print_csv(const PlanJob& job, const Plan& plan) {
              p.why_not.empty() ? "" : std::string(why_name(p.why)),
              p.why_not.en};
     }
-    if (serving)
+    if (serving) {
       row.insert(row.begin() + 4, sites_text(p.sites));
+      row.insert(row.begin() + 6, p.feasible ? fmt::format("{}", p.gpus_rented) : "");
+    }
     t.add(row);
   };
   for (size_t i = 0; i < plan.ranked.size(); ++i)
