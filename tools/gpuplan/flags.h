@@ -201,6 +201,8 @@ inline constexpr FlagAlias kFlagAliases[] = {
     {"checkpoint-activations", "recompute"},
     {"zero-stage", "zero"},
     {"fabric", "scale-up scale-out"},
+    {"scale-up", "fabric"},  // scale compares scale-up fabrics: --fabric there
+    {"nproc-per-node", "gpus-per-node"},
     {"interconnect", "fabric scale-up scale-out"},
     {"network", "fabric scale-out"},
     {"region", "residency"},
@@ -229,8 +231,9 @@ inline constexpr FlagAlias kFlagAliases[] = {
 
 // The hint for a flag the command does not take (`typed`, with its dashes): the model given as
 // a flag where the command takes it first ('--model' on train); the command's flags that another
-// tool's name for them means (kFlagAliases: '--fabric' on train: '--scale-up or --scale-out');
-// else the flag nearest in spelling that was not given already (closest_match: '--seqq':
+// tool's name for them means (kFlagAliases: '--fabric' on train: '--scale-up or --scale-out';
+// none where the command takes none of them or they were given already); else the flag nearest in
+// spelling that was not given already (closest_match: '--seqq':
 // '--seq'; '--gpus' on fit with --gpu given: '--max-gpus'). Empty where nothing is near.
 inline std::string unexpected_flag_hint(const CLI::App& app, const std::string& typed) {
   if (!typed.starts_with("--") || typed.size() <= 2) {
@@ -258,9 +261,8 @@ inline std::string unexpected_flag_hint(const CLI::App& app, const std::string& 
         meant.push_back("--" + name);
       }
     }
-    if (!meant.empty()) {
-      return fmt::format("did you mean {}?", fmt::join(meant, " or "));
-    }
+    // Another tool's name, for flags given already: no spelling of ours is nearer.
+    return meant.empty() ? "" : fmt::format("did you mean {}?", fmt::join(meant, " or "));
   }
   if (std::string name = closest_match(word, names); !name.empty()) {
     return fmt::format("did you mean --{}?", name);
