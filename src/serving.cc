@@ -111,10 +111,11 @@ SettledResult simulate_settled(const InferenceModel& model, const Workload& w,
 bool meets_slo(const ServingResult& r, const Slo& slo, Text* why) {
   auto over = [&](const char* what, double ms, double bound_ms, int decimals) {
     if (why != nullptr) {
+      const int bound_decimals = bound_ms >= 1 ? decimals : 3;  // a bound under 1 ms not as 0
       *why = {fmt::format("p99 {} {} ms is over {} ms", what, number(ms, decimals, Lang::kEn),
-                          number(bound_ms, decimals, Lang::kEn)),
+                          number(bound_ms, bound_decimals, Lang::kEn)),
               fmt::format("p99 {} de {} ms passa de {} ms", what, number(ms, decimals, Lang::kPt),
-                          number(bound_ms, decimals, Lang::kPt))};
+                          number(bound_ms, bound_decimals, Lang::kPt))};
     }
     return false;
   };

@@ -49,9 +49,15 @@ std::string describe(const PlanJob& j, Lang lang = Lang::kEn) {
       s += say(lang, ", {} % of prompt tokens from the prefix cache",
                ", {} % dos tokens do prompt vindos do cache de prefixos",
                number(j.prefix_hit * 100, 0, lang));
-    if (j.latency_target)
+    if (j.latency_target) {
+      const double ms = j.latency_target->si() * 1e3;  // whole ms, and digits below 10 ms
       s += say(lang, ", at most {} ms per output token", ", no máximo {} ms por token de saída",
-               number(j.latency_target->si() * 1e3, 0, lang));
+               number(ms,
+                      ms >= 10  ? 0
+                      : ms >= 1 ? 1
+                                : 3,
+                      lang));
+    }
   } else {
     const char* what =
         j.kind == JobKind::kPretrain   ? tr(lang, "pre-train", "pré-treinar")
