@@ -114,6 +114,11 @@ bool interleaving_allowed(const Model& m, int64_t pp, int64_t v, const Software&
   return interleaving_rule(m, pp, v, sw) == Interleaving::kRuns;
 }
 
+int64_t nearest_global_batch(int64_t given, int64_t unit) {
+  const int64_t down = given / unit * unit;
+  return down == 0 || given - down > down + unit - given ? down + unit : down;
+}
+
 std::optional<std::string> interleaving_problem(const Model& m, int64_t pp, int64_t v,
                                                 const Software& sw) {
   switch (interleaving_rule(m, pp, v, sw)) {
@@ -201,8 +206,10 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
   }
   if (job.global_batch % (l.dp * mj.micro_batch) != 0) {
     reject(Why::kLayout, [&] {
-      return fmt::format("global batch {} is not a multiple of dp {} x micro-batch {}",
-                         job.global_batch, l.dp, mj.micro_batch);
+      return fmt::format(
+          "global batch {} is not a multiple of dp {} x micro-batch {}; the nearest that is: {}",
+          job.global_batch, l.dp, mj.micro_batch,
+          nearest_global_batch(job.global_batch, l.dp * mj.micro_batch));
     });
     return est;
   }

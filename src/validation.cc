@@ -137,8 +137,7 @@ std::string round_global_batch(TrainJob& job) {
     return "";
   }
   const int64_t given = job.global_batch;
-  const int64_t down = given / unit * unit;
-  job.global_batch = down == 0 || given - down > down + unit - given ? down + unit : down;
+  job.global_batch = nearest_global_batch(given, unit);
   return fmt::format("global batch {} rounded to {}, the nearest multiple of dp {}{}", given,
                      job.global_batch, job.memory.layout.dp,
                      job.memory.micro_batch > 0

@@ -192,12 +192,21 @@ TEST_F(TrainingTest, MoreGpusAtFixedPerGpuBatchNeverLowerThroughput) {
   }
 }
 
+TEST(NearestGlobalBatch, RoundsToTheNearestMultipleOfDpTimesMicroBatch) {
+  EXPECT_EQ(nearest_global_batch(40, 8), 40);       // already a multiple
+  EXPECT_EQ(nearest_global_batch(3, 8), 8);         // below one unit: one unit
+  EXPECT_EQ(nearest_global_batch(30, 16), 32);      // 14 above 16, 2 below 32
+  EXPECT_EQ(nearest_global_batch(20, 16), 16);      // 4 above 16, 12 below 32
+  EXPECT_EQ(nearest_global_batch(24, 16), 16);      // halfway: down
+  EXPECT_EQ(nearest_global_batch(1538, 12), 1536);  // GPT-NeoX-20B's batch over dp 12
+}
+
 TEST_F(TrainingTest, ImpossibleLayoutsAreInfeasibleWithAReason) {
   const Model m = model("llama-2-7b");
   EXPECT_EQ(run(m, a100(16), job(8, 1, 1, 1, 8)).reason,
             "tp 8 x pp 1 x dp 1 x cp 1 = 8 GPUs, not the 16 given");
   EXPECT_EQ(run(m, a100(8), job(1, 1, 8, 2, 12)).reason,
-            "global batch 12 is not a multiple of dp 8 x micro-batch 2");
+            "global batch 12 is not a multiple of dp 8 x micro-batch 2; the nearest that is: 16");
   EXPECT_EQ(run(m, a100(8), job(3, 1, 1, 1, 8)).feasible, false);
   TrainJob stages = job(1, 40, 1, 1, 40);
   Cluster forty = a100(40);

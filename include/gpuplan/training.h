@@ -107,6 +107,10 @@ std::optional<std::string> interleaving_problem(const Model& model, int64_t pp, 
 // The same rule without the words: whether the interleaving can run.
 bool interleaving_allowed(const Model& model, int64_t pp, int64_t v, const Software& software);
 
+// The multiple of `unit` (dp x micro-batch) nearest to a global batch of `given` sequences, at
+// least one `unit`; halfway rounds down.
+int64_t nearest_global_batch(int64_t given, int64_t unit);
+
 // What an estimate does with a layout that cannot run as asked.
 struct EstimateOptions {
   // A layout that does not fit in memory is returned infeasible at once, untimed; otherwise it
