@@ -233,8 +233,8 @@ inline constexpr FlagAlias kFlagAliases[] = {
 // a flag where the command takes it first ('--model' on train); the command's flags that another
 // tool's name for them means (kFlagAliases: '--fabric' on train: '--scale-up or --scale-out';
 // none where the command takes none of them or they were given already); else the flag nearest in
-// spelling that was not given already (closest_match: '--seqq':
-// '--seq'; '--gpus' on fit with --gpu given: '--max-gpus'). Empty where nothing is near.
+// spelling that was not given already (closest_match: '--seqq': '--seq'; '--gpus' on fit with
+// --gpu given: '--max-gpus'). Empty where nothing is near.
 inline std::string unexpected_flag_hint(const CLI::App& app, const std::string& typed) {
   if (!typed.starts_with("--") || typed.size() <= 2) {
     return "";
