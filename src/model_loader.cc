@@ -188,6 +188,66 @@ Result<Model> read_qwen_moe(const ConfigReader& r, Model m) {
   return m;
 }
 
+// DeepSeek-V2 and V3 attention (multi-head latent attention), which Kimi K2 reuses: Moonshot's
+// deployment guide says K2 is DeepseekV3ForCausalLM under its own model_type, so that engines
+// can tell the two apart.
+bool latent_attention(const std::string& type) {
+  return type == "deepseek_v2" || type == "deepseek_v3" || type == "kimi_k2";
+}
+// DeepSeek-style experts: n_routed_experts of moe_intermediate_size, n_shared_experts always
+// on, the first first_k_dense_replace layers dense. GLM-4.5 (glm4_moe) names them the same way.
+bool deepseek_experts(const std::string& type) {
+  return latent_attention(type) || type == "glm4_moe";
+}
+
+// A non-negative integer key that may be absent (0 then).
+Result<int64_t> whole_or_zero(const ConfigReader& r, const char* key) {
+  if (!r.has(key)) {
+    return int64_t{0};
+  }
+  const Json& v = r.raw(key);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > kMostDimension) {
+    return fail(r.where_key(key), fmt::format("key '{}' must be an integer >= 0", key),
+                fmt::format("found {}", v.dump()));
+  }
+  return v.get<int64_t>();
+}
+
+Result<Model> read_latent_attention(const ConfigReader& r, Model m) {
+  if (r.has("q_lora_rank")) {  // null in DeepSeek-V2-Lite: queries are projected directly
+    GPUPLAN_ASSIGN_OR_RETURN(m.mla.q_lora_rank, r.count("q_lora_rank"));
+  }
+  GPUPLAN_ASSIGN_OR_RETURN(m.mla.kv_lora_rank, r.count("kv_lora_rank"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.mla.qk_nope_head_dim, r.count("qk_nope_head_dim"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.mla.qk_rope_head_dim, r.count("qk_rope_head_dim"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.mla.v_head_dim, r.count("v_head_dim"));
+  m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+  m.kv_heads = m.heads;
+  return m;
+}
+
+Result<Model> read_deepseek_moe(const ConfigReader& r, Model m) {
+  GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts, r.count("n_routed_experts"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts_per_token, r.count("num_experts_per_tok"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.moe.shared_experts, whole_or_zero(r, "n_shared_experts"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.moe.expert_intermediate, r.count("moe_intermediate_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.moe.dense_layers, whole_or_zero(r, "first_k_dense_replace"));
+  int64_t every = 1;
+  GPUPLAN_ASSIGN_OR_RETURN(every, r.count_or("moe_layer_freq", 1));
+  if (every != 1) {
+    return fail(r.where_key("moe_layer_freq"),
+                fmt::format("MoE every {} layers is not supported", every),
+                "gpuplan models MoE in every layer after an optional dense prefix");
+  }
+  // The router's per-expert bias of auxiliary-loss-free balancing: DeepSeek-V3 and Kimi K2 name
+  // it topk_method "noaux_tc"; GLM-4.5's router always has it (e_score_correction_bias);
+  // DeepSeek-V2's greedy routers have none.
+  m.moe.router_bias =
+      r.string_or("topk_method", m.model_type == "glm4_moe" ? "noaux_tc" : "") == "noaux_tc";
+  GPUPLAN_ASSIGN_OR_RETURN(m.extra_prediction_layers, whole_or_zero(r, "num_nextn_predict_layers"));
+  return m;
+}
+
 // Llama and the families that share its field names.
 Result<Model> read_llama_like(const ConfigReader& r, Model m) {
   GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
@@ -201,10 +261,15 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
   GPUPLAN_ASSIGN_OR_RETURN(m.head_dim, r.count_or("head_dim", gemma ? 256 : m.hidden / m.heads));
   GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", gemma));
   // Qwen2 and Qwen2-MoE bias Q, K and V but not the output projection.
+  // GLM-4.5's attention_bias, like Qwen2's, biases Q, K and V only.
   const bool qwen2 = m.model_type == "qwen2" || m.model_type == "qwen2_moe";
+  const bool glm = m.model_type == "glm4_moe";
   GPUPLAN_ASSIGN_OR_RETURN(m.qkv_bias, r.flag_or("attention_bias", qwen2));
-  m.out_bias = qwen2 ? false : m.qkv_bias;
+  m.out_bias = qwen2 || glm ? false : m.qkv_bias;
   m.qk_norm = m.model_type == "qwen3" || m.model_type == "qwen3_moe";
+  if (glm) {
+    GPUPLAN_ASSIGN_OR_RETURN(m.qk_norm, r.flag_or("use_qk_norm", false));
+  }
   GPUPLAN_ASSIGN_OR_RETURN(m.mlp_bias, r.flag_or("mlp_bias", false));
   m.gated_mlp = true;
   m.norm = NormKind::kRmsNorm;
@@ -217,39 +282,11 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
   if (m.model_type == "qwen2_moe" || m.model_type == "qwen3_moe") {
     GPUPLAN_ASSIGN_OR_RETURN(m, read_qwen_moe(r, std::move(m)));
   }
-  if (m.model_type == "deepseek_v3") {
-    if (r.has("q_lora_rank")) {
-      GPUPLAN_ASSIGN_OR_RETURN(m.mla.q_lora_rank, r.count("q_lora_rank"));
-    }
-    GPUPLAN_ASSIGN_OR_RETURN(m.mla.kv_lora_rank, r.count("kv_lora_rank"));
-    GPUPLAN_ASSIGN_OR_RETURN(m.mla.qk_nope_head_dim, r.count("qk_nope_head_dim"));
-    GPUPLAN_ASSIGN_OR_RETURN(m.mla.qk_rope_head_dim, r.count("qk_rope_head_dim"));
-    GPUPLAN_ASSIGN_OR_RETURN(m.mla.v_head_dim, r.count("v_head_dim"));
-    m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
-    m.kv_heads = m.heads;
-    GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts, r.count("n_routed_experts"));
-    GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts_per_token, r.count("num_experts_per_tok"));
-    GPUPLAN_ASSIGN_OR_RETURN(m.moe.shared_experts, r.count_or("n_shared_experts", 0));
-    GPUPLAN_ASSIGN_OR_RETURN(m.moe.expert_intermediate, r.count("moe_intermediate_size"));
-    if (r.has("first_k_dense_replace")) {
-      const Json& v = r.raw("first_k_dense_replace");
-      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > kMostDimension) {
-        return fail(r.where_key("first_k_dense_replace"),
-                    "key 'first_k_dense_replace' must be an integer >= 0",
-                    fmt::format("found {}", v.dump()));
-      }
-      m.moe.dense_layers = v.get<int64_t>();
-    }
-    m.moe.router_bias = r.string_or("topk_method", "") == "noaux_tc";
-    if (r.has("num_nextn_predict_layers")) {
-      const Json& v = r.raw("num_nextn_predict_layers");
-      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > kMostDimension) {
-        return fail(r.where_key("num_nextn_predict_layers"),
-                    "key 'num_nextn_predict_layers' must be an integer >= 0",
-                    fmt::format("found {}", v.dump()));
-      }
-      m.extra_prediction_layers = v.get<int64_t>();
-    }
+  if (latent_attention(m.model_type)) {
+    GPUPLAN_ASSIGN_OR_RETURN(m, read_latent_attention(r, std::move(m)));
+  }
+  if (deepseek_experts(m.model_type)) {
+    GPUPLAN_ASSIGN_OR_RETURN(m, read_deepseek_moe(r, std::move(m)));
   }
   return m;
 }
@@ -395,8 +432,9 @@ Result<Model> check_shape(Model m, const std::string& where) {
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> kTypes = {
-      "gpt2",   "llama",    "mistral", "mixtral", "qwen2",  "qwen2_moe", "qwen3",      "qwen3_moe",
-      "gemma2", "gpt_neox", "bloom",   "mpt",     "falcon", "gptj",      "deepseek_v3"};
+      "gpt2",   "llama",     "mistral",     "mixtral",     "qwen2",   "qwen2_moe",
+      "qwen3",  "qwen3_moe", "gemma2",      "gpt_neox",    "bloom",   "mpt",
+      "falcon", "gptj",      "deepseek_v2", "deepseek_v3", "kimi_k2", "glm4_moe"};
   return kTypes;
 }
 
@@ -431,7 +469,7 @@ Result<Model> parse_model_config(std::string_view json_text, const std::string& 
     if (t == "falcon")
       return read_falcon(r, m);
     if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen2_moe" ||
-        t == "qwen3" || t == "qwen3_moe" || t == "gemma2" || t == "deepseek_v3") {
+        t == "qwen3" || t == "qwen3_moe" || t == "gemma2" || deepseek_experts(t)) {
       return read_llama_like(r, m);
     }
     return fail(r.where_key("model_type"), fmt::format("unsupported model_type '{}'", t),

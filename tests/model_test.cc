@@ -87,6 +87,82 @@ TEST_F(ModelTest, QwenMoeCountsSharedExpertsGatesAndQkNorms) {
   EXPECT_NEAR(static_cast<double>(q2.active_per_token), 14.2e9, 0.1e9);
 }
 
+TEST(ModelLoader, ReadsDeepSeekV2LiteWithQueriesProjectedDirectly) {
+  // DeepSeek-V2-Lite's config.json (q_lora_rank null: no query compression). h 2048, 16 heads.
+  // Attention: q 2048 x 16 x 192 = 6,291,456; kv_a 2048 x (512 + 64) = 1,179,648; its norm 512;
+  //   kv_b 512 x 16 x (128 + 128) = 2,097,152; o 16 x 128 x 2048 = 4,194,304: 13,763,072, plus
+  //   2 layer norms of 2048.
+  // Layer 0 dense: 3 x 2048 x 10944 = 67,239,936. Layers 1-26: 64 routed and 2 shared experts of
+  //   3 x 2048 x 1408 = 8,650,752, a 64 x 2048 router and no router bias (greedy routing).
+  // Embedding and untied head 2 x 102400 x 2048; final norm 2048:
+  //   81,007,104 + 26 x 584,847,872 + 419,430,400 + 2048 = 15,706,484,224 (published: 15.7 B).
+  const char* json = R"({"model_type": "deepseek_v2", "hidden_size": 2048,
+    "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "intermediate_size": 10944, "vocab_size": 102400, "q_lora_rank": null, "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "n_routed_experts": 64,
+    "n_shared_experts": 2, "num_experts_per_tok": 6, "moe_intermediate_size": 1408,
+    "first_k_dense_replace": 1, "moe_layer_freq": 1, "topk_method": "greedy",
+    "tie_word_embeddings": false})";
+  Result<Model> m = parse_model_config(json, "lite.json", "deepseek-v2-lite");
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  const ParameterCount c = count_parameters(*m);
+  EXPECT_EQ(c.total, 15'706'484'224);
+  // Active: 6 of the 64 routed experts per MoE layer.
+  EXPECT_EQ(c.active_per_token, 15'706'484'224 - 26LL * 58 * 8'650'752);
+  EXPECT_EQ(m->kv_heads, 16);  // latent attention caches one latent per token, not per head
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_token(*m, 2.0), 27.0 * (512 + 64) * 2);
+
+  // MoE on every other layer is refused, as for Qwen's decoder_sparse_step.
+  std::string every_second = json;
+  every_second.replace(every_second.find("\"moe_layer_freq\": 1"), 19, "\"moe_layer_freq\": 2");
+  Result<Model> refused = parse_model_config(every_second, "lite.json", "x");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message(),
+            "lite.json:6: MoE every 2 layers is not supported; gpuplan models MoE in every layer "
+            "after an optional dense prefix");
+}
+
+TEST(ModelLoader, ReadsKimiK2AndGlm45AsTheirPublishersCountThem) {
+  // Kimi K2 is DeepSeek-V3's architecture under model_type kimi_k2 (Moonshot's deployment
+  // guide), with 64 heads, 384 routed experts and one dense layer: published "1 T total,
+  // 32 B activated". Per layer MLA q_a 7168 x 1536 + q_b 1536 x 64 x 192 + kv_a 7168 x 576 +
+  // kv_b 512 x 64 x 256 + o 8192 x 7168 + latent norms = 101,124,096, 2 layer norms 14,336;
+  // dense MLP 396,361,728;
+  // MoE layer 385 experts of 44,040,192 + router 384 x 7168 + bias 384; embeddings
+  // 2 x 163840 x 7168; final norm: 1,026,408,232,448.
+  const char* kimi = R"({"model_type": "kimi_k2", "hidden_size": 7168, "num_hidden_layers": 61,
+    "num_attention_heads": 64, "num_key_value_heads": 64, "intermediate_size": 18432,
+    "vocab_size": 163840, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64, "v_head_dim": 128, "n_routed_experts": 384, "n_shared_experts": 1,
+    "num_experts_per_tok": 8, "moe_intermediate_size": 2048, "first_k_dense_replace": 1,
+    "topk_method": "noaux_tc", "tie_word_embeddings": false})";
+  Result<Model> k2 = parse_model_config(kimi, "k2.json", "kimi-k2");
+  ASSERT_TRUE(k2.has_value()) << k2.error().message();
+  EXPECT_EQ(count_parameters(*k2).total, 1'026'408'232'448);
+  EXPECT_NEAR(static_cast<double>(count_parameters(*k2).active_per_token), 32.9e9, 0.05e9);
+
+  // GLM-4.5-Air: grouped-query attention (96 heads of 128, 8 KV heads) whose attention_bias
+  // biases Q, K and V, DeepSeek-style experts (128 routed of 1408, one shared, the first layer
+  // dense) and a router bias. Per layer q 4096 x 12288 + k, v 2 x 4096 x 1024 + o 12288 x 4096
+  // + biases 12288 + 2048 + norms 8192 = 109,074,432; dense MLP 3 x 4096 x 10944; MoE layer 129
+  // experts of 17,301,504 + router 128 x 4096 + bias 128; embeddings 2 x 151552 x 4096:
+  // 106,852,251,264 — published "106 B total, 12 B active" (the active figure without the
+  // 1.24 B of embeddings). The MTP layer is not counted, as for DeepSeek-V3.
+  const char* air = R"({"model_type": "glm4_moe", "hidden_size": 4096, "num_hidden_layers": 46,
+    "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128,
+    "intermediate_size": 10944, "vocab_size": 151552, "attention_bias": true,
+    "use_qk_norm": false, "n_routed_experts": 128, "n_shared_experts": 1,
+    "num_experts_per_tok": 8, "moe_intermediate_size": 1408, "first_k_dense_replace": 1,
+    "num_nextn_predict_layers": 1, "tie_word_embeddings": false})";
+  Result<Model> glm = parse_model_config(air, "air.json", "glm-4.5-air");
+  ASSERT_TRUE(glm.has_value()) << glm.error().message();
+  const ParameterCount c = count_parameters(*glm);
+  EXPECT_EQ(c.total, 106'852'251'264);
+  EXPECT_NEAR(static_cast<double>(c.active_per_token - 2 * 151552 * 4096), 12.2e9, 0.05e9);
+  EXPECT_EQ(glm->extra_prediction_layers, 1);
+  EXPECT_EQ(kv_cache_bytes_per_token(*glm, 2.0), 2.0 * 46 * 8 * 128 * 2);
+}
+
 TEST(ModelLoader, RefusesMoeLayersItCannotPlace) {
   // MoE every second layer is not a leading dense block: refused, not approximated.
   Result<Model> m = parse_model_config(

@@ -1,8 +1,8 @@
 // Reads Hugging Face `config.json` files into Models.
 //
 // The same reader serves the built-in catalog (data/models/*.json), a user's own config.json,
-// and the model objects embedded in validation files. Supported model_type values: gpt2,
-// llama, mistral, mixtral, qwen2, gemma2, gpt_neox, bloom, mpt, falcon, gptj, deepseek_v3.
+// and the model objects embedded in validation files. Supported model_type values:
+// supported_model_types() below.
 // Hugging Face files carry many keys gpuplan does not need (token ids, dtype, rope scaling);
 // those are accepted and ignored, since they are part of the format. Keys gpuplan needs must be
 // present (or have the default the transformers library itself applies), with the right type
