@@ -81,8 +81,16 @@ class ConfigReader {
     }
     return obj_[key].get<bool>();
   }
-  std::string string_or(const std::string& key, const std::string& fallback) const {
-    return has(key) && obj_[key].is_string() ? obj_[key].get<std::string>() : fallback;
+  // An optional string; another type is an error, not the fallback.
+  Result<std::string> string_or(const std::string& key, const std::string& fallback) const {
+    if (!has(key)) {
+      return fallback;
+    }
+    if (!obj_[key].is_string()) {
+      return fail(locate(text_, where_, key), fmt::format("key '{}' must be a string", key),
+                  fmt::format("found {}", obj_[key].dump()));
+    }
+    return obj_[key].get<std::string>();
   }
   const Json& raw(const std::string& key) const { return obj_[key]; }
   const std::string& where() const { return where_; }
@@ -126,7 +134,9 @@ Result<Model> read_gpt2(const ConfigReader& r, Model m) {
   GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
   GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count("n_positions"));
   GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", true));
-  m.gated_mlp = is_gated(r.string_or("activation_function", "gelu_new"));
+  std::string activation;
+  GPUPLAN_ASSIGN_OR_RETURN(activation, r.string_or("activation_function", "gelu_new"));
+  m.gated_mlp = is_gated(activation);
   m.kv_heads = m.heads;
   m.position = PositionKind::kLearned;
   m.qkv_bias = m.out_bias = m.mlp_bias = true;
@@ -242,8 +252,10 @@ Result<Model> read_deepseek_moe(const ConfigReader& r, Model m) {
   // The router's per-expert bias of auxiliary-loss-free balancing: DeepSeek-V3 and Kimi K2 name
   // it topk_method "noaux_tc"; GLM-4.5's router always has it (e_score_correction_bias);
   // DeepSeek-V2's greedy routers have none.
-  m.moe.router_bias =
-      r.string_or("topk_method", m.model_type == "glm4_moe" ? "noaux_tc" : "") == "noaux_tc";
+  std::string routing;
+  GPUPLAN_ASSIGN_OR_RETURN(
+      routing, r.string_or("topk_method", m.model_type == "glm4_moe" ? "noaux_tc" : ""));
+  m.moe.router_bias = routing == "noaux_tc";
   GPUPLAN_ASSIGN_OR_RETURN(m.extra_prediction_layers, whole_or_zero(r, "num_nextn_predict_layers"));
   return m;
 }

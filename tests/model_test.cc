@@ -225,6 +225,15 @@ TEST(ModelLoader, ErrorsNameTheFileLineAndKey) {
   Result<Model> d = parse_model_config("{\n\"model_type\": ", "cfg.json", "x");
   ASSERT_FALSE(d.has_value());
   EXPECT_EQ(d.error().where, "cfg.json:2");
+
+  // A key of the wrong type is an error, not its default: a routing method given as a number
+  // would otherwise drop DeepSeek-V3's router bias without a word.
+  const char* number =
+      "{\n  \"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4,\n"
+      "  \"vocab_size\": 100, \"n_positions\": 64,\n  \"activation_function\": 1\n}";
+  Result<Model> e = parse_model_config(number, "cfg.json", "x");
+  ASSERT_FALSE(e.has_value());
+  EXPECT_EQ(e.error().message(), "cfg.json:4: key 'activation_function' must be a string; found 1");
 }
 
 TEST(ModelLoader, RejectsHeadsThatDoNotGroup) {
