@@ -122,7 +122,7 @@ TEST(ModelLoader, ReadsDeepSeekV2LiteWithQueriesProjectedDirectly) {
             "after an optional dense prefix");
 }
 
-TEST(ModelLoader, ReadsKimiK2AndGlm45AsTheirPublishersCountThem) {
+TEST_F(ModelTest, KimiK2AndGlm45AirCountAsTheirPublishersCountThem) {
   // Kimi K2 is DeepSeek-V3's architecture under model_type kimi_k2 (Moonshot's deployment
   // guide), with 64 heads, 384 routed experts and one dense layer: published "1 T total,
   // 32 B activated". Per layer MLA q_a 7168 x 1536 + q_b 1536 x 64 x 192 + kv_a 7168 x 576 +
@@ -130,16 +130,9 @@ TEST(ModelLoader, ReadsKimiK2AndGlm45AsTheirPublishersCountThem) {
   // dense MLP 396,361,728;
   // MoE layer 385 experts of 44,040,192 + router 384 x 7168 + bias 384; embeddings
   // 2 x 163840 x 7168; final norm: 1,026,408,232,448.
-  const char* kimi = R"({"model_type": "kimi_k2", "hidden_size": 7168, "num_hidden_layers": 61,
-    "num_attention_heads": 64, "num_key_value_heads": 64, "intermediate_size": 18432,
-    "vocab_size": 163840, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
-    "qk_rope_head_dim": 64, "v_head_dim": 128, "n_routed_experts": 384, "n_shared_experts": 1,
-    "num_experts_per_tok": 8, "moe_intermediate_size": 2048, "first_k_dense_replace": 1,
-    "topk_method": "noaux_tc", "tie_word_embeddings": false})";
-  Result<Model> k2 = parse_model_config(kimi, "k2.json", "kimi-k2");
-  ASSERT_TRUE(k2.has_value()) << k2.error().message();
-  EXPECT_EQ(count_parameters(*k2).total, 1'026'408'232'448);
-  EXPECT_NEAR(static_cast<double>(count_parameters(*k2).active_per_token), 32.9e9, 0.05e9);
+  const Model k2 = model("kimi-k2");
+  EXPECT_EQ(count_parameters(k2).total, 1'026'408'232'448);
+  EXPECT_NEAR(static_cast<double>(count_parameters(k2).active_per_token), 32.9e9, 0.05e9);
 
   // GLM-4.5-Air: grouped-query attention (96 heads of 128, 8 KV heads) whose attention_bias
   // biases Q, K and V, DeepSeek-style experts (128 routed of 1408, one shared, the first layer
@@ -148,19 +141,12 @@ TEST(ModelLoader, ReadsKimiK2AndGlm45AsTheirPublishersCountThem) {
   // experts of 17,301,504 + router 128 x 4096 + bias 128; embeddings 2 x 151552 x 4096:
   // 106,852,251,264 — published "106 B total, 12 B active" (the active figure without the
   // 1.24 B of embeddings). The MTP layer is not counted, as for DeepSeek-V3.
-  const char* air = R"({"model_type": "glm4_moe", "hidden_size": 4096, "num_hidden_layers": 46,
-    "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128,
-    "intermediate_size": 10944, "vocab_size": 151552, "attention_bias": true,
-    "use_qk_norm": false, "n_routed_experts": 128, "n_shared_experts": 1,
-    "num_experts_per_tok": 8, "moe_intermediate_size": 1408, "first_k_dense_replace": 1,
-    "num_nextn_predict_layers": 1, "tie_word_embeddings": false})";
-  Result<Model> glm = parse_model_config(air, "air.json", "glm-4.5-air");
-  ASSERT_TRUE(glm.has_value()) << glm.error().message();
-  const ParameterCount c = count_parameters(*glm);
+  const Model glm = model("glm-4.5-air");
+  const ParameterCount c = count_parameters(glm);
   EXPECT_EQ(c.total, 106'852'251'264);
   EXPECT_NEAR(static_cast<double>(c.active_per_token - 2 * 151552 * 4096), 12.2e9, 0.05e9);
-  EXPECT_EQ(glm->extra_prediction_layers, 1);
-  EXPECT_EQ(kv_cache_bytes_per_token(*glm, 2.0), 2.0 * 46 * 8 * 128 * 2);
+  EXPECT_EQ(glm.extra_prediction_layers, 1);
+  EXPECT_EQ(kv_cache_bytes_per_token(glm, 2.0), 2.0 * 46 * 8 * 128 * 2);
 }
 
 TEST(ModelLoader, RefusesMoeLayersItCannotPlace) {
