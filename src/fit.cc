@@ -59,7 +59,9 @@ FitReport fit_on_gpu(const Model& model, const MemoryJob& job, const Gpu& gpu,
     kv.tokens = kv.budget.si() > 0
                     ? static_cast<int64_t>(std::floor(kv.budget.si() / kv.bytes_per_token))
                     : 0;
-    kv.max_context = kv.tokens / std::max<int64_t>(1, job.batch);
+    kv.max_context =
+        context_held_in(model, static_cast<double>(kv.tokens) /
+                                   static_cast<double>(std::max<int64_t>(1, job.batch)));
     if (model.max_positions > 0) {
       kv.max_context = std::min(kv.max_context, model.max_positions);
     }

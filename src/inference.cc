@@ -281,8 +281,7 @@ Seconds InferenceModel::prefill_alone(int64_t prompt, int64_t cached) const {
     const int64_t c = std::min(chunk, prompt - done);
     BatchShape b;
     b.prefill_tokens = c;
-    b.prefill_keys =
-        static_cast<double>(c) * (static_cast<double>(done) + (static_cast<double>(c) + 1.0) / 2.0);
+    b.prefill_keys = prefill_keys(static_cast<double>(done), static_cast<double>(c));
     b.logits = done + c == prompt ? 1 : 0;
     total += iteration(b).total();
   }
@@ -290,7 +289,15 @@ Seconds InferenceModel::prefill_alone(int64_t prompt, int64_t cached) const {
 }
 
 double InferenceModel::unscaled_context_seconds() const {
-  return std::max(kv_per_token_ / hbm_rate_, attention_flops_ / sixteen_rate_);
+  return std::max(kv_per_token_ / hbm_rate_, attention_flops_ / sixteen_rate_) /
+         static_cast<double>(kv_unit_scale());
+}
+
+int64_t InferenceModel::kv_units(int64_t context, int64_t reserved) const {
+  if (!model_.has_window()) {
+    return context;
+  }
+  return kv_growth() * context + model_.window.layers * std::min(reserved, model_.window.tokens);
 }
 
 double InferenceModel::decode_context_seconds() const {
@@ -300,7 +307,8 @@ double InferenceModel::decode_context_seconds() const {
 Seconds InferenceModel::decode_step(int64_t batch, double context) const {
   BatchShape b;
   b.decodes = batch;
-  b.decode_context = static_cast<double>(batch) * context;
+  b.decode_context = static_cast<double>(batch) * held_context(model_, context) *
+                     static_cast<double>(kv_unit_scale());
   b.logits = batch;
   return iteration(b).total();
 }

@@ -199,8 +199,10 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
     const double q = quantized_weight_bytes(job.precision);
     const double wide = std::max(2.0, precision_bytes(job.precision));
     b.weights = Bytes(sp.matmul_on_gpu * q + (sp.on_gpu - sp.matmul_on_gpu + outside) * wide);
-    b.kv_cache = Bytes(static_cast<double>(job.batch * job.context) *
-                       kv_bytes_per_token_per_gpu(m, job, count));
+    // Sliding-window layers keep no more than their window (held_context).
+    b.kv_cache =
+        Bytes(static_cast<double>(job.batch) * held_context(m, static_cast<double>(job.context)) *
+              kv_bytes_per_token_per_gpu(m, job, count));
     // Transient working set of one forward pass over a chunk of tokens: hidden states, the MLP
     // intermediate, and fp32 logits of the sequences being sampled.
     const double chunk =

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "gpuplan/format.h"
 #include "gpuplan/result.h"
@@ -52,6 +54,9 @@ void add_attention(const Model& m, LayerParameters& p) {
   if (m.out_bias) {
     p.replicated += h;
   }
+  if (m.attention_sinks) {
+    p.sharded += m.heads;  // each head's sink goes with the head
+  }
 }
 
 // Weights of one MLP of width `width`: up (and gate) projections and the down projection.
@@ -84,6 +89,12 @@ void add_moe_mlp(const Model& m, LayerParameters& p) {
   p.matmul += e.shared_gate ? m.hidden : 0;
   p.active_matmul += e.shared_gate ? m.hidden : 0;
   p.matmul += router;
+  if (m.mlp_bias) {
+    // gpt-oss: every routed expert's up (and gate) and down projections have biases.
+    const int64_t biases = e.experts * ((m.gated_mlp ? 2 : 1) * e.expert_intermediate + m.hidden);
+    p.sharded += biases;
+    p.routed_experts += biases;
+  }
 }
 
 }  // namespace
@@ -163,6 +174,61 @@ double kv_cache_bytes_per_token(const Model& model, double bytes_per_element) {
   }
   return 2.0 * static_cast<double>(model.layers * model.kv_heads * model.head_dim) *
          bytes_per_element;
+}
+
+double held_context(const Model& model, double context) {
+  if (!model.has_window()) {
+    return context;
+  }
+  const double layers = static_cast<double>(model.layers);
+  const double windowed = static_cast<double>(model.window.layers);
+  const double w = static_cast<double>(model.window.tokens);
+  return ((layers - windowed) * context + windowed * std::min(context, w)) / layers;
+}
+
+int64_t context_held_in(const Model& model, double held) {
+  const double w = static_cast<double>(model.window.tokens);
+  if (!model.has_window() || held <= w) {
+    return static_cast<int64_t>(std::floor(held));
+  }
+  const int64_t full = model.layers - model.window.layers;
+  if (full == 0) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  // held = w + (context - w) x full / layers past the window.
+  const double context =
+      w + (held - w) * static_cast<double>(model.layers) / static_cast<double>(full);
+  return context >= 9e18 ? std::numeric_limits<int64_t>::max()
+                         : static_cast<int64_t>(std::floor(context));
+}
+
+double attended_keys(const Model& model, double done, double queries) {
+  const double full = queries * done + queries * (queries + 1.0) / 2.0;
+  if (!model.has_window()) {
+    return full;
+  }
+  // Positions done + 1 ... done + queries: those up to the window see all before them, the
+  // rest the window.
+  const double w = static_cast<double>(model.window.tokens);
+  const double first = done + 1.0;
+  const double last = done + queries;
+  double window_keys = 0;
+  if (first <= w) {
+    const double top = std::min(last, w);
+    window_keys += (first + top) * (top - first + 1.0) / 2.0;
+  }
+  window_keys += std::max(0.0, last - std::max(first - 1.0, w)) * w;
+  const double layers = static_cast<double>(model.layers);
+  const double windowed = static_cast<double>(model.window.layers);
+  return ((layers - windowed) * full + windowed * window_keys) / layers;
+}
+
+double attended_share(const Model& model, int64_t seq) {
+  if (!model.has_window() || seq <= 0) {
+    return 1.0;
+  }
+  const double s = static_cast<double>(seq);
+  return attended_keys(model, 0, s) / (s * (s + 1.0) / 2.0);
 }
 
 Result<int64_t> check_context(const Model& model, int64_t tokens, std::string_view given_as) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -260,6 +261,54 @@ Result<Model> read_deepseek_moe(const ConfigReader& r, Model m) {
   return m;
 }
 
+// Sliding-window attention, as each family declares it: a `layer_types` list naming
+// "sliding_attention" layers (transformers 4.53 on, gpt-oss); else Gemma 2's even-numbered
+// layers, every Mistral and Mixtral layer when `sliding_window` is set, and Qwen's layers from
+// `max_window_layers` on when `use_sliding_window` is true. A window as long as the model's
+// context changes nothing and is dropped.
+Result<Model> read_window(const ConfigReader& r, Model m) {
+  int64_t windowed = 0;
+  if (r.has("layer_types")) {
+    const Json& types = r.raw("layer_types");
+    if (!types.is_array() || static_cast<int64_t>(types.size()) != m.layers) {
+      return fail(r.where_key("layer_types"),
+                  fmt::format("key 'layer_types' must list the {} layers", m.layers),
+                  "one of \"full_attention\" or \"sliding_attention\" per layer");
+    }
+    for (const Json& t : types) {
+      if (t == "sliding_attention") {
+        ++windowed;
+      } else if (t != "full_attention") {
+        return fail(r.where_key("layer_types"),
+                    fmt::format("layer type {} is not supported", t.dump()),
+                    "gpuplan models \"full_attention\" and \"sliding_attention\" layers");
+      }
+    }
+  } else if (m.model_type == "gemma2") {
+    windowed = r.has("sliding_window") ? (m.layers + 1) / 2 : 0;
+  } else if (m.model_type == "mistral" || m.model_type == "mixtral") {
+    windowed = r.has("sliding_window") ? m.layers : 0;
+  } else if (m.model_type.starts_with("qwen")) {
+    bool use = false;
+    GPUPLAN_ASSIGN_OR_RETURN(use, r.flag_or("use_sliding_window", false));
+    if (use) {
+      int64_t from = m.layers;
+      GPUPLAN_ASSIGN_OR_RETURN(from, r.count_or("max_window_layers", m.layers));
+      windowed = std::max<int64_t>(0, m.layers - from);
+    }
+  }
+  if (windowed == 0) {
+    return m;
+  }
+  GPUPLAN_ASSIGN_OR_RETURN(m.window.tokens, r.count("sliding_window"));
+  if (m.max_positions > 0 && m.window.tokens >= m.max_positions) {
+    m.window = {};
+    return m;
+  }
+  m.window.layers = windowed;
+  return m;
+}
+
 // Llama and the families that share its field names.
 Result<Model> read_llama_like(const ConfigReader& r, Model m) {
   GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
@@ -300,7 +349,42 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
   if (deepseek_experts(m.model_type)) {
     GPUPLAN_ASSIGN_OR_RETURN(m, read_deepseek_moe(r, std::move(m)));
   }
+  GPUPLAN_ASSIGN_OR_RETURN(m, read_window(r, std::move(m)));
   return m;
+}
+
+// OpenAI's gpt-oss (transformers' GptOssConfig): every layer a mixture of num_local_experts
+// experts with biases on their projections, a biased router, biased attention with a learned
+// sink per head, and layers alternating sliding-window and full attention (layer_types).
+Result<Model> read_gpt_oss(const ConfigReader& r, Model m) {
+  GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count("num_hidden_layers"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count("num_attention_heads"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.kv_heads, r.count_or("num_key_value_heads", m.heads));
+  GPUPLAN_ASSIGN_OR_RETURN(m.head_dim, r.count_or("head_dim", m.hidden / m.heads));
+  GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count("intermediate_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("max_position_embeddings", 0));
+  GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", false));
+  GPUPLAN_ASSIGN_OR_RETURN(m.qkv_bias, r.flag_or("attention_bias", true));
+  m.out_bias = m.qkv_bias;
+  m.attention_sinks = true;
+  m.mlp_bias = true;
+  m.gated_mlp = true;
+  m.norm = NormKind::kRmsNorm;
+  m.norms_per_layer = 2;
+  GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts, r.count("num_local_experts"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts_per_token,
+                           r.count_any({"num_experts_per_tok", "experts_per_token"}));
+  m.moe.expert_intermediate = m.intermediate;
+  m.moe.router_bias = true;
+  if (!r.has("layer_types") && r.has("sliding_window")) {
+    // transformers' default: the even-numbered layers slide, the odd ones see everything.
+    GPUPLAN_ASSIGN_OR_RETURN(m.window.tokens, r.count("sliding_window"));
+    m.window.layers = (m.layers + 1) / 2;
+    return m;
+  }
+  return read_window(r, std::move(m));
 }
 
 Result<Model> read_gpt_neox(const ConfigReader& r, Model m) {
@@ -444,9 +528,9 @@ Result<Model> check_shape(Model m, const std::string& where) {
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> kTypes = {
-      "gpt2",   "llama",     "mistral",     "mixtral",     "qwen2",   "qwen2_moe",
-      "qwen3",  "qwen3_moe", "gemma2",      "gpt_neox",    "bloom",   "mpt",
-      "falcon", "gptj",      "deepseek_v2", "deepseek_v3", "kimi_k2", "glm4_moe"};
+      "gpt2",        "llama",       "mistral",  "mixtral",  "qwen2",  "qwen2_moe", "qwen3",
+      "qwen3_moe",   "gemma2",      "gpt_neox", "bloom",    "mpt",    "falcon",    "gptj",
+      "deepseek_v2", "deepseek_v3", "kimi_k2",  "glm4_moe", "gpt_oss"};
   return kTypes;
 }
 
@@ -480,6 +564,8 @@ Result<Model> parse_model_config(std::string_view json_text, const std::string& 
       return read_mpt(r, m);
     if (t == "falcon")
       return read_falcon(r, m);
+    if (t == "gpt_oss")
+      return read_gpt_oss(r, m);
     if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen2_moe" ||
         t == "qwen3" || t == "qwen3_moe" || t == "gemma2" || deepseek_experts(t)) {
       return read_llama_like(r, m);

@@ -38,8 +38,9 @@ struct Request {
                           // the output so far (recomputed)
   int64_t cached = 0;     // of the prompt, found in the prefix cache: never computed
   int64_t prefilled = 0;  // of `target`, in the KV cache
-  // Output tokens produced and KV cache held (reserve: the whole context); while decoding, as
-  // of the engine's clock `joined`: each decode iteration since adds one of each.
+  // Output tokens produced and KV units held (reserve: the whole context); while decoding, as
+  // of the engine's clock `joined`: each decode iteration since adds a token and kv_growth()
+  // units.
   int64_t generated = 0;
   int64_t kv = 0;
   int64_t joined = 0;
@@ -65,7 +66,7 @@ enum class Role : uint8_t { kBoth, kPrefill, kDecode };
 struct Pool {
   const InferenceModel* model = nullptr;
   detail::IterationClock clock;
-  int64_t capacity = 0;  // tokens of KV cache for the requests' own contexts (kv_room)
+  int64_t capacity = 0;  // KV units for the requests' own contexts (kv_room)
   Role role = Role::kBoth;
 };
 
@@ -77,8 +78,8 @@ struct Engine {
   int64_t prompts = 0;           // prompt tokens of the requests waiting or running (least-tokens)
   std::deque<int64_t> prefilling;  // running slots still prefilling, in admission order
   int64_t decoders = 0;
-  int64_t context = 0;  // tokens the decoders hold: input + generated, summed
-  int64_t kv_used = 0;  // tokens of KV cache the running requests hold
+  int64_t context = 0;  // KV units the decoders hold (kv_units of input + generated), summed
+  int64_t kv_used = 0;  // KV units the running requests hold
   int64_t clock = 0;    // decode iterations applied
   std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes;
   int64_t stale = 0;  // entries of finishes left by preempted decoders
@@ -186,8 +187,15 @@ class Events {
   int64_t generated(const Request& q, const Engine& e) const {
     return q.state == State::kDecoding ? q.generated + (e.clock - q.joined) : q.generated;
   }
-  int64_t kv(const Request& q, const Engine& e) const {
-    return q.state == State::kDecoding && paged_ ? q.kv + (e.clock - q.joined) : q.kv;
+  int64_t kv(const Request& q, const Engine& e) {
+    return q.state == State::kDecoding && paged_
+               ? q.kv + (e.clock - q.joined) * pool(e).model->kv_growth()
+               : q.kv;
+  }
+  // The KV units (InferenceModel::kv_units) a decoder of `e` holding `context` tokens counts in
+  // the engine's context, its window part reserved for its whole length.
+  int64_t context_units(const Engine& e, const Request& q, int64_t context) {
+    return pool(e).model->kv_units(context, q.input + q.output);
   }
   // Drops the entries at the top of `e.finishes` that preempted decoders left.
   void drop_stale(Engine& e) {
@@ -317,7 +325,11 @@ class Events {
   void hand_off(size_t index, Request& q, int64_t slot, Ticks now) {
     leave(engines_[index], q);
     const Ticks start = std::max(now, sending_[index]);
-    sending_[index] = start + detail::to_ticks(transfer_.time(q.input - q.cached).si());
+    // The prompt's own cache, in tokens of every layer (rounded up).
+    const InferenceModel& m = *pool(engines_[index]).model;
+    const int64_t scale = m.kv_unit_scale();
+    const int64_t tokens = (m.kv_units(q.input) - m.kv_units(q.cached) + scale - 1) / scale;
+    sending_[index] = start + detail::to_ticks(transfer_.time(tokens).si());
     transfers_.emplace(sending_[index], index, slot);
   }
 
@@ -339,15 +351,17 @@ class Events {
     q.joined = e.clock;
     q.finish_clock = e.clock + q.output - q.generated;
     ++e.decoders;
-    e.context += q.input + q.generated;
+    e.context += context_units(e, q, q.input + q.generated);
     e.finishes.push({.clock = q.finish_clock, .admitted = q.admitted, .slot = slot});
   }
 
-  // Paged KV cache: every decoder needs one more token of cache this iteration; while that
-  // does not fit, the newest running sequence is preempted to the head of the queue (vLLM).
+  // Paged KV cache: every decoder needs one more token of cache (kv_growth units) this
+  // iteration; while that does not fit, the newest running sequence is preempted to the head of
+  // the queue (vLLM).
   void make_room(Engine& e) {
     const int64_t capacity = pool(e).capacity;
-    while (e.live > 1 && e.kv_used + e.decoders > capacity) {
+    const int64_t growth = pool(e).model->kv_growth();
+    while (e.live > 1 && e.kv_used + e.decoders * growth > capacity) {
       while (e.running.back() == kGone) {
         e.running.pop_back();
       }
@@ -360,7 +374,7 @@ class Events {
         q.generated = generated(q, e);
         --e.decoders;
         ++e.stale;
-        e.context -= q.input + q.generated;
+        e.context -= context_units(e, q, q.input + q.generated);
       } else {
         GPUPLAN_CHECK(e.prefilling.back() == slot, "the newest prefill is the newest sequence");
         e.prefilling.pop_back();
@@ -392,7 +406,7 @@ class Events {
     if (paged_) {
       make_room(e);
     }
-    const int64_t growth = paged_ ? e.decoders : 0;
+    const int64_t growth = paged_ ? e.decoders * model.kv_growth() : 0;
     while (!e.waiting.empty() && e.batch_open && e.live < limit) {
       const int64_t slot = e.waiting.front();
       Request& head = slots_[static_cast<size_t>(slot)];
@@ -401,7 +415,10 @@ class Events {
       const int64_t tokens = p.role == Role::kPrefill ? head.input
                              : paged_                 ? head.target
                                                       : head.input + head.output;
-      const int64_t need = tokens - head.cached + model.kv_block_waste();
+      // In units (kv_units): the window part reserved for all the engine will hold.
+      const int64_t reserved = p.role == Role::kPrefill ? head.input : head.input + head.output;
+      const int64_t need = model.kv_units(tokens, reserved) - model.kv_units(head.cached) +
+                           model.kv_block_waste() * model.kv_unit_scale();
       if (e.kv_used + growth + need > p.capacity) {
         break;  // first come, first served: the head waits for room
       }
@@ -450,7 +467,7 @@ class Events {
       b.prefill_tokens += c;
       const double done = static_cast<double>(q.prefilled);
       const double cd = static_cast<double>(c);
-      b.prefill_keys += cd * done + cd * (cd + 1.0) / 2.0;
+      b.prefill_keys += model.prefill_keys(done, cd);
       budget -= c;
       if (q.prefilled + c == q.target) {
         ++b.logits;
@@ -466,8 +483,8 @@ class Events {
       // next token of every decoder.
       drop_stale(e);
       e.k = e.finishes.top().clock - e.clock;
-      if (paged_) {
-        e.k = std::min(e.k, (p.capacity - e.kv_used) / e.decoders);
+      if (paged_ && model.kv_growth() > 0) {
+        e.k = std::min(e.k, (p.capacity - e.kv_used) / (e.decoders * model.kv_growth()));
       }
       GPUPLAN_CHECK(e.k >= 1, "a run of no iterations");
     }
@@ -489,9 +506,11 @@ class Events {
     totals.max_batch = std::max(totals.max_batch, e.sequences);
     // The clock counts decode iterations: one that ran only prompts leaves it.
     e.clock += e.decoded > 0 ? e.k : 0;
-    e.context += e.decoded * e.k;
+    const int64_t growth = pool(e).model->kv_growth();
+    e.context += e.decoded * e.k * growth;
     if (paged_) {
-      e.kv_used += e.decoded * e.k;  // the tokens just decoded have their keys and values cached
+      // the tokens just decoded have their keys and values cached
+      e.kv_used += e.decoded * e.k * growth;
     }
     int64_t finished = 0;
     while (drop_stale(e), !e.finishes.empty()) {
@@ -503,7 +522,7 @@ class Events {
       GPUPLAN_CHECK(f.clock == e.clock, "a sequence decoded past its last token");
       Request& q = slots_[static_cast<size_t>(f.slot)];
       --e.decoders;
-      e.context -= q.input + q.output;
+      e.context -= context_units(e, q, q.input + q.output);
       e.kv_used -= kv(q, e);
       finish(e, q, f.slot, now);
       ++finished;

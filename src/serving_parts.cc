@@ -47,7 +47,9 @@ double to_seconds(Ticks t) {
 }
 
 IterationClock::IterationClock(const InferenceModel& model)
-    : model_(model), per_token_(to_ticks(model.decode_context_seconds())) {}
+    : model_(model),
+      per_token_(to_ticks(model.decode_context_seconds())),
+      growth_(model.kv_growth()) {}
 
 Ticks IterationClock::fixed(int64_t decodes) {
   const auto i = static_cast<size_t>(decodes);
@@ -77,7 +79,8 @@ Ticks IterationClock::decode(int64_t decodes, int64_t context) {
 
 Ticks IterationClock::decode_run(int64_t decodes, int64_t context, int64_t k) {
   const Ticks kk = k;
-  return kk * fixed(decodes) + per_token_ * (kk * context + kk * (kk - 1) / 2 * decodes);
+  return kk * fixed(decodes) +
+         per_token_ * (kk * context + kk * (kk - 1) / 2 * decodes * static_cast<Ticks>(growth_));
 }
 
 Arrivals::Arrivals(const Workload& w) : w_(w), gen_(w.seed) {
@@ -340,10 +343,13 @@ ServingResult Outcomes::summarise(ServingResult r, const EngineTotals& totals) c
 Text prompt_too_small(const InferenceModel& model, const Workload& w) {
   // input - cached_tokens(input) never falls as the input grows: the longest prompt computes most.
   const int64_t longest = w.max_input() - w.cached_tokens(w.max_input());
-  const int64_t room = kv_room(model, w) - model.kv_block_waste();
-  if (longest <= room) {
+  const int64_t scale = model.kv_unit_scale();
+  const int64_t room_units = kv_room(model, w) - model.kv_block_waste() * scale;
+  if (model.kv_units(w.max_input()) - model.kv_units(w.cached_tokens(w.max_input())) <=
+      room_units) {
     return {};
   }
+  const int64_t room = room_units / scale;  // in tokens of every layer
   return {fmt::format("one request's prompt ({} tokens) is more than the KV cache of a prefill "
                       "instance holds ({} tokens)",
                       longest, std::max<int64_t>(room, 0)),
@@ -363,23 +369,51 @@ ServingResult serving_start(const InferenceModel& model, const Workload& w) {
 
 namespace gpuplan {
 
+namespace {
+
+// The units (InferenceModel::kv_units) of the longest request's own context, past its cached
+// prefix: what the simulators must admit for it.
+int64_t own_units_of_longest(const InferenceModel& model, const Workload& w) {
+  if (w.lengths.empty()) {
+    // Units never fall as the input grows, nor does input - cached_tokens(input).
+    const int64_t input = w.max_input();
+    return model.kv_units(input + w.max_output()) - model.kv_units(w.cached_tokens(input));
+  }
+  int64_t most = 0;
+  for (const RequestLength& l : w.lengths) {
+    most = std::max(most,
+                    model.kv_units(l.input + l.output) - model.kv_units(w.cached_tokens(l.input)));
+  }
+  return most;
+}
+
+}  // namespace
+
 int64_t kv_room(const InferenceModel& model, const Workload& w) {
-  return model.engine_kv_tokens() - w.prefix_store();
+  return model.engine_kv_tokens() * model.kv_unit_scale() - model.kv_units(w.prefix_store());
 }
 
 double sequences_in_kv(const InferenceModel& model, const Workload& w) {
-  const double per_request = std::max(
-      1.0, w.mean_context() - w.mean_cached() + static_cast<double>(model.kv_block_waste()));
-  const int64_t room = model.kv_tokens() - model.engines() * w.prefix_store();
-  return std::max(0.0, static_cast<double>(room) / per_request);
+  // A request of the mean length (with a sliding window, its cache at that length).
+  const Model& m = model.model();
+  const double per_request =
+      std::max(1.0, held_context(m, w.mean_context()) - held_context(m, w.mean_cached()) +
+                        static_cast<double>(model.kv_block_waste()));
+  const double room =
+      static_cast<double>(model.kv_tokens()) -
+      static_cast<double>(model.engines()) * held_context(m, static_cast<double>(w.prefix_store()));
+  return std::max(0.0, room / per_request);
 }
 
 Text kv_too_small(const InferenceModel& model, const Workload& w) {
   const int64_t longest = w.max_own_context();
-  const int64_t room = kv_room(model, w) - model.kv_block_waste();  // as the simulators admit
-  if (longest <= room) {
+  const int64_t scale = model.kv_unit_scale();
+  // As the simulators admit: the longest request's own units against the room.
+  const int64_t room_units = kv_room(model, w) - model.kv_block_waste() * scale;
+  if (own_units_of_longest(model, w) <= room_units) {
     return {};
   }
+  const int64_t room = room_units / scale;  // in tokens of every layer
   const bool batches = model.engines() > 1;
   const int64_t store = w.prefix_store();
   return {

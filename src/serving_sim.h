@@ -44,17 +44,19 @@ class IterationClock {
   // One iteration of `b`. REQUIRES: a decode-only shape has logits == decodes and an integer
   // decode_context.
   Ticks time(const BatchShape& b);
-  // One iteration decoding `decodes` sequences holding `context` tokens in all.
+  // One iteration decoding `decodes` sequences holding `context` KV units in all
+  // (InferenceModel::kv_units).
   Ticks decode(int64_t decodes, int64_t context);
-  // k consecutive such iterations, the context growing by `decodes` tokens after each:
-  // k x fixed + per_token x (k x context + decodes x k(k-1)/2).
+  // k consecutive such iterations, the context growing by `decodes` x kv_growth() units after
+  // each: k x fixed + per_token x (k x context + growth x decodes x k(k-1)/2).
   Ticks decode_run(int64_t decodes, int64_t context, int64_t k);
 
  private:
   Ticks fixed(int64_t decodes);
 
   const InferenceModel& model_;
-  Ticks per_token_ = 0;
+  Ticks per_token_ = 0;       // per KV unit
+  int64_t growth_ = 1;        // KV units per decoded token
   std::vector<Ticks> fixed_;  // by decodes; -1: not computed yet
 };
 

@@ -20,7 +20,7 @@ struct Request {
   int64_t cached = 0;     // of the prompt, found in the prefix cache: never computed
   int64_t prefilled = 0;  // of `target`, in the KV cache
   int64_t generated = 0;  // output tokens produced
-  int64_t kv = 0;         // tokens of KV cache it holds (reserve: its whole context)
+  int64_t kv = 0;         // KV units it holds (kv_units; reserve: its whole context)
   Ticks first_token = -1;
 };
 
@@ -33,7 +33,7 @@ struct Work {
 struct Engine {
   std::deque<int64_t> waiting;
   std::vector<int64_t> running;  // in admission order
-  int64_t kv_used = 0;           // tokens of KV cache the running requests hold
+  int64_t kv_used = 0;           // KV units the running requests hold
   bool busy = false;
   bool batch_open = true;  // static batching: may admit (only between batches)
   Ticks end = 0;           // end of the iteration in flight
@@ -128,7 +128,7 @@ class Stepwise {
         const Request& q = requests_[static_cast<size_t>(id)];
         n += q.prefilled == q.target ? 1 : 0;
       }
-      return n;
+      return n * model_.kv_growth();
     };
     while (e.running.size() > 1 && e.kv_used + growth() > capacity) {
       const int64_t id = e.running.back();
@@ -157,8 +157,11 @@ class Stepwise {
     const int64_t growth = paged ? make_room(e, capacity) : 0;
     while (!e.waiting.empty() && e.batch_open && static_cast<int64_t>(e.running.size()) < limit) {
       Request& head = requests_[static_cast<size_t>(e.waiting.front())];
-      const int64_t need =
-          (paged ? head.target : head.input + head.output) - head.cached + model_.kv_block_waste();
+      // In units (kv_units): the window part reserved for the whole request.
+      const int64_t need = model_.kv_units(paged ? head.target : head.input + head.output,
+                                           head.input + head.output) -
+                           model_.kv_units(head.cached) +
+                           model_.kv_block_waste() * model_.kv_unit_scale();
       if (e.kv_used + growth + need > capacity) {
         break;
       }
@@ -185,7 +188,8 @@ class Stepwise {
       if (q.prefilled == q.target && (first ? !prompts : budget > 0)) {
         e.work.push_back({id, 0});
         ++b.decodes;
-        b.decode_context += static_cast<double>(q.input + q.generated);
+        b.decode_context +=
+            static_cast<double>(model_.kv_units(q.input + q.generated, q.input + q.output));
         budget -= first ? 0 : 1;
       }
     }
@@ -197,7 +201,7 @@ class Stepwise {
         b.prefill_tokens += c;
         const double p = static_cast<double>(q.prefilled);
         const double cd = static_cast<double>(c);
-        b.prefill_keys += cd * p + cd * (cd + 1.0) / 2.0;
+        b.prefill_keys += model_.prefill_keys(p, cd);
         budget -= c;
         if (q.prefilled + c == q.target) {
           ++b.logits;
@@ -235,8 +239,9 @@ class Stepwise {
           q.first_token = now;
         }
       } else if (paged) {
-        ++q.kv;  // the token just decoded now has its keys and values in the cache
-        ++e.kv_used;
+        // the token just decoded now has its keys and values in the cache
+        q.kv += model_.kv_growth();
+        e.kv_used += model_.kv_growth();
       }
       ++q.generated;
       if (q.generated == q.output) {

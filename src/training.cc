@@ -65,7 +65,8 @@ double model_flops_per_token(const Model& m, int64_t seq) {
               static_cast<double>(layer_parameters(m, span.first).active_matmul);
   }
   matmul += static_cast<double>(m.vocab * m.hidden);  // the output head (tied or not)
-  const double attention = 6.0 * static_cast<double>(m.layers * seq * m.heads * m.head_dim);
+  const double attention =
+      6.0 * static_cast<double>(m.layers * seq * m.heads * m.head_dim) * attended_share(m, seq);
   return 6.0 * matmul + attention;
 }
 

@@ -84,9 +84,11 @@ void attention(const Model& m, const Gpu& gpu, const TrainJob& job, double in_si
   const double tokens = static_cast<double>(mj.micro_batch * queries);
   if (mj.flash_attention) {
     // Scores and weighted values: 4 d FLOPs per (query, key) pair per head; causal queries see
-    // s / 2 keys on average (load-balanced context parallelism keeps that per rank).
-    const double flops =
-        4.0 * static_cast<double>(heads * d) * tokens * static_cast<double>(mj.seq) / 2.0;
+    // s / 2 keys on average (load-balanced context parallelism keeps that per rank), fewer in
+    // sliding-window layers (attended_share). The eager path below computes the full scores
+    // whatever the mask.
+    const double flops = 4.0 * static_cast<double>(heads * d) * tokens *
+                         static_cast<double>(mj.seq) / 2.0 * attended_share(m, mj.seq);
     const double fwd_rate =
         gemm_rate(gpu, Precision::kBf16)->peak.si() * attention_share(gpu, job) * in_situ;
     w.attention_forward = Seconds(flops / fwd_rate);

@@ -369,5 +369,24 @@ TEST(Inference, KvCacheScalesWithBatchAndContextAndShardsOverTp) {
   EXPECT_DOUBLE_EQ(memory_per_gpu(m, job, kNoOverhead).kv_cache.si(), expected / 4);
 }
 
+TEST(Inference, SlidingWindowLayersKeepOnlyTheirWindow) {
+  // Gemma 2 27B (data/models/gemma-2-27b.json): 23 of its 46 layers attend to the last 4,096
+  // tokens. At its full 8,192-token context they hold half as much: (23 x 8192 + 23 x 4096) /
+  // (46 x 8192) = 0.75 of full attention's cache; within the window, all of it.
+  const Model gemma = *shipped_catalog().model("gemma-2-27b");
+  ASSERT_EQ(gemma.window.layers, 23);
+  Model full = gemma;
+  full.window = {};
+  MemoryJob job;
+  job.task = Task::kInfer;
+  job.batch = 2;
+  job.context = 8192;
+  const double windowed = memory_per_gpu(gemma, job, kNoOverhead).kv_cache.si();
+  EXPECT_DOUBLE_EQ(windowed, 0.75 * memory_per_gpu(full, job, kNoOverhead).kv_cache.si());
+  job.context = 4096;
+  EXPECT_DOUBLE_EQ(memory_per_gpu(gemma, job, kNoOverhead).kv_cache.si(),
+                   memory_per_gpu(full, job, kNoOverhead).kv_cache.si());
+}
+
 }  // namespace
 }  // namespace gpuplan

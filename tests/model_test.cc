@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+
 #include "gpuplan/catalog.h"
 #include "gpuplan/model_loader.h"
 #include "shipped_catalog.h"
@@ -147,6 +150,96 @@ TEST_F(ModelTest, KimiK2AndGlm45AirCountAsTheirPublishersCountThem) {
   EXPECT_NEAR(static_cast<double>(c.active_per_token - 2 * 151552 * 4096), 12.2e9, 0.05e9);
   EXPECT_EQ(glm.extra_prediction_layers, 1);
   EXPECT_EQ(kv_cache_bytes_per_token(glm, 2.0), 2.0 * 46 * 8 * 128 * 2);
+}
+
+TEST(SlidingWindow, HeldContextAndAttendedKeysInClosedForm) {
+  // 4 layers, 2 of them over the last 8 tokens.
+  Model m;
+  m.layers = 4;
+  m.window = {.tokens = 8, .layers = 2};
+  // Within the window every layer holds everything; past it the windowed half holds 8:
+  // (2 x 20 + 2 x 8) / 4 = 14.
+  EXPECT_DOUBLE_EQ(held_context(m, 5), 5.0);
+  EXPECT_DOUBLE_EQ(held_context(m, 20), 14.0);
+  // Its inverse: 14 tokens of every layer hold a context of 20; 5 hold 5.
+  EXPECT_EQ(context_held_in(m, 14.0), 20);
+  EXPECT_EQ(context_held_in(m, 5.0), 5);
+  // 6 queries after 4 positions (5 ... 10): full layers 6 x 4 + 21 = 45 pairs; windowed ones
+  // 5 + 6 + 7 + 8 + 8 + 8 = 42; the average over layers (2 x 45 + 2 x 42) / 4 = 43.5.
+  EXPECT_DOUBLE_EQ(attended_keys(m, 4, 6), 43.5);
+  // Queries all past the window: 3 after 20 see 8 each in windowed layers (24); full layers
+  // 3 x 20 + 6 = 66; (2 x 66 + 2 x 24) / 4 = 45.
+  EXPECT_DOUBLE_EQ(attended_keys(m, 20, 3), 45.0);
+  // A whole sequence of 16: full 136 pairs, windowed 36 + 8 x 8 = 100: share (136 + 100) / 272.
+  EXPECT_DOUBLE_EQ(attended_share(m, 16), (136.0 + 100.0) / 272.0);
+  // Every layer windowed: the cache stops at the window, whatever the context it serves.
+  m.window.layers = 4;
+  EXPECT_DOUBLE_EQ(held_context(m, 1000), 8.0);
+  EXPECT_EQ(context_held_in(m, 8.0), 8);
+  EXPECT_EQ(context_held_in(m, 9.0), std::numeric_limits<int64_t>::max());
+  // No window: the plain causal count.
+  m.window = {};
+  EXPECT_DOUBLE_EQ(attended_keys(m, 4, 6), 45.0);
+  EXPECT_DOUBLE_EQ(attended_share(m, 16), 1.0);
+}
+
+TEST(ModelLoader, ReadsEachFamilysSlidingWindow) {
+  const std::string llama = R"("hidden_size": 256, "num_hidden_layers": 6,
+    "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000,
+    "max_position_embeddings": 32768)";
+  auto read = [&](const std::string& type, const std::string& extra) {
+    Result<Model> m = parse_model_config(
+        "{\"model_type\": \"" + type + "\", " + llama + extra + "}", "cfg.json", "x");
+    EXPECT_TRUE(m.has_value()) << type << extra << ": " << m.error().message();
+    return m.has_value() ? m->window : SlidingWindow{};
+  };
+  // Mistral 7B v0.1: every layer; v0.2 on: null, none.
+  EXPECT_EQ(read("mistral", R"(, "sliding_window": 4096)").layers, 6);
+  EXPECT_EQ(read("mistral", R"(, "sliding_window": null)").layers, 0);
+  // Gemma 2: layers 0, 2, 4 of 6.
+  const SlidingWindow gemma = read("gemma2", R"(, "sliding_window": 4096)");
+  EXPECT_EQ(gemma.layers, 3);
+  EXPECT_EQ(gemma.tokens, 4096);
+  // Qwen: only with use_sliding_window, from max_window_layers on (4 and 5 of 6).
+  EXPECT_EQ(read("qwen2", R"(, "sliding_window": 4096, "use_sliding_window": false)").layers, 0);
+  EXPECT_EQ(read("qwen2", R"(, "sliding_window": 4096, "use_sliding_window": true,
+                              "max_window_layers": 4)")
+                .layers,
+            2);
+  // A window as long as the context is no window (Qwen2.5's 131072 over 32768).
+  EXPECT_EQ(read("mistral", R"(, "sliding_window": 32768)").layers, 0);
+  // layer_types wins over the family's rule.
+  EXPECT_EQ(read("gemma2", R"(, "sliding_window": 512, "layer_types": ["sliding_attention",
+      "full_attention", "full_attention", "full_attention", "full_attention",
+      "sliding_attention"])")
+                .layers,
+            2);
+  Result<Model> bad = parse_model_config(
+      "{\"model_type\": \"llama\", " + llama +
+          R"(, "sliding_window": 64, "layer_types": ["sliding_attention", "chunked_attention"]})",
+      "cfg.json", "x");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().what, "key 'layer_types' must list the 6 layers");
+}
+
+TEST_F(ModelTest, GptOssCountsItsBiasesSinksAndWindow) {
+  // gpt-oss-20b (data/models/gpt-oss-20b.json, its config.json): h 2880, 24 layers, 64 heads of 64
+  // and 8 KV heads, 32 experts of 2880 (4 per token), vocab 201088, untied, layers alternating a
+  // 128-token window and full attention. Per layer: q 2880 x 4096 + k, v 2 x 2880 x 512 + o 4096 x
+  // 2880 = 26,542,080, biases 4096 + 1024 + 2880, 64 sinks; experts 32 x (3 x 2880 x 2880 + 2 x
+  // 2880 + 2880) = 796,538,880; router 2880 x 32 + 32; 2 norms of 2880: 823,186,976 in all. 24
+  // layers + embeddings 2 x 201088 x 2880 + final norm 2880 = 20,914,757,184: the 20.91 B of
+  // OpenAI's model card (116.83 B for gpt-oss-120b's 36 layers of 128 experts).
+  const Model m = model("gpt-oss-20b");
+  EXPECT_EQ(layer_parameters(m, 0).total(), 823'186'976);
+  const ParameterCount c = count_parameters(m);
+  EXPECT_EQ(c.total, 20'914'757'184);
+  // Active without the input embedding: OpenAI's 3.61 B.
+  EXPECT_NEAR(static_cast<double>(c.active_per_token - 201088 * 2880), 3.61e9, 0.01e9);
+  EXPECT_EQ(m.window.tokens, 128);
+  EXPECT_EQ(m.window.layers, 12);
+  // gpt-oss-120b: 36 such layers of 128 experts.
+  EXPECT_EQ(count_parameters(model("gpt-oss-120b")).total, 116'829'156'672);
 }
 
 TEST(ModelLoader, RefusesMoeLayersItCannotPlace) {

@@ -114,6 +114,29 @@ TEST_F(ServingTest, TheKvCacheAndMaxBatchBoundTheBatch) {
   EXPECT_NE(never.reason.en.find("more than the KV cache"), std::string::npos) << never.reason.en;
 }
 
+TEST_F(ServingTest, SlidingWindowLayersLetTheKvCacheHoldMoreRequests) {
+  // The same 8B model with half its 32 layers over the last 1,024 tokens: an 8,000-token
+  // context holds (16 x 8000 + 16 x 1024) / 32 = 4,512 tokens of every layer, so the cache that
+  // held kv_tokens / 8000 such requests holds kv_tokens / 4512, and the batch reaches it.
+  Model half = *catalog_->model("llama-3.1-8b");
+  half.window = {.tokens = 1024, .layers = 16};
+  Instance in;
+  in.gpu = *catalog_->gpu("h100-sxm");
+  in.scale_up = *catalog_->fabric("nvlink4");
+  const InferenceModel windowed(half, in, catalog_->memory_params(), catalog_->train_params(),
+                                catalog_->inference_params());
+  ASSERT_EQ(windowed.kv_tokens(), model_->kv_tokens());  // the same memory, the same room
+  const ServingResult r = simulate_serving(windowed, work(300, 7000, 1000), ServingSetup{});
+  ASSERT_TRUE(r.feasible);
+  EXPECT_EQ(r.kv_sequences, windowed.kv_tokens() / 4512);
+  EXPECT_EQ(r.max_batch, r.kv_sequences);
+  // Each decode step reads the cache the sequences hold: at one sequence of 8,000 tokens, the
+  // KV part of the step is 4512 / 8000 of full attention's.
+  const double kv_part = model_->decode_step(1, 8000).si() - model_->decode_step(1, 0).si();
+  const double windowed_part = windowed.decode_step(1, 8000).si() - windowed.decode_step(1, 0).si();
+  EXPECT_NEAR(windowed_part, kv_part * 4512.0 / 8000.0, 1e-12);
+}
+
 TEST_F(ServingTest, StaticBatchesPrefillTogetherAndDecodeToTheEnd) {
   // 64 sequences of 128 -> 128 tokens in one static batch: one prefill iteration of 8,192
   // tokens gives every first token, then 127 decode steps of all 64. Every request sees the
@@ -586,7 +609,8 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
   // small on purpose, so that every rule is reached: a KV cache of a few dozen requests (blocked
   // admissions, preemptions), a token budget below the batch (decoders left out of an
   // iteration, prompts in chunks, or with prompts first more decoders than the budget), a
-  // pipeline of two batches in flight.
+  // pipeline of two batches in flight; two more give half or all of their layers a sliding
+  // window.
   const Model llama = *catalog_->model("llama-3.1-8b");
   Instance in;
   in.gpu = *catalog_->gpu("h100-sxm");
@@ -604,14 +628,27 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
   first_ip.prefill_first = true;
   const InferenceModel small_first(llama, in, small_mp, catalog_->train_params(), first_ip);
   const InferenceModel pipeline_first(llama, piped, small_mp, catalog_->train_params(), first_ip);
-  ASSERT_TRUE(small.feasible() && pipeline.feasible());
-  const InferenceModel* models[] = {model_, &small, &pipeline, &small_first, &pipeline_first};
+  // Sliding windows (held_context): half the layers over the last 64 tokens, counted in
+  // 1/32-token units that grow by 16 per decoded token; and every layer windowed, whose cache
+  // stops growing at the window (growth 0).
+  Model half = llama;
+  half.window = {.tokens = 64, .layers = 16};
+  Model all = llama;
+  all.window = {.tokens = 48, .layers = 32};
+  const InferenceModel half_window(half, in, small_mp, catalog_->train_params(), small_ip);
+  const InferenceModel all_window(all, in, small_mp, catalog_->train_params(), small_ip);
+  ASSERT_EQ(half_window.kv_growth(), 16);
+  ASSERT_EQ(all_window.kv_growth(), 0);
+  ASSERT_TRUE(small.feasible() && pipeline.feasible() && half_window.feasible() &&
+              all_window.feasible());
+  const InferenceModel* models[] = {model_,          &small,       &pipeline,  &small_first,
+                                    &pipeline_first, &half_window, &all_window};
   std::mt19937_64 gen(20261202);
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(gen);
   };
-  for (int i = 0; i < 150; ++i) {
-    const InferenceModel& m = *models[i % 5];
+  for (int i = 0; i < 210; ++i) {
+    const InferenceModel& m = *models[i % 7];
     // Short chat turns, medium and long requests.
     const int64_t scale = std::array{1, 10, 50}[static_cast<size_t>(pick(0, 2))];
     Workload w = work(pick(1, 400), pick(1, 60 * scale), pick(1, 30 * scale));
@@ -654,7 +691,7 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
     const std::string what = fmt::format(
         "case {}: model {}, {} requests, rate {}, users {}, {} lengths, seed {}, {} "
         "replicas, {}, {}, static {}, prefix hit {}",
-        i, i % 5, w.requests, w.rate_per_s, w.users, w.lengths.size(), w.seed, s.replicas,
+        i, i % 7, w.requests, w.rate_per_s, w.users, w.lengths.size(), w.seed, s.replicas,
         balancer_name(s.balancer), kv_policy_name(s.kv_policy), s.static_batch, w.prefix_hit);
     const ServingResult events = simulate_serving(m, w, s);
     const ServingResult steps = detail::simulate_serving_stepwise(m, w, s);

@@ -545,6 +545,22 @@ TEST_F(TrainingTest, ModelFlopsFollowSixNPlusAttention) {
   EXPECT_DOUBLE_EQ(model_flops_per_token(m, 2048), 6 * matmul + 6.0 * 32 * 2048 * 4096);
 }
 
+TEST_F(TrainingTest, SlidingWindowLayersAttendToTheirWindowOnly) {
+  // Gemma 2 27B at 8,192 tokens: 23 of 46 layers see at most 4,096 keys. Per layer, full
+  // attention has 8192 x 8193 / 2 = 33,558,528 (query, key) pairs; a windowed one 4096 x 4097
+  // / 2 + 4096 x 4096 = 25,167,872. The attention term 6 l s a d shrinks to
+  // (33,558,528 + 25,167,872) / (2 x 33,558,528) of itself; the matmul term does not change.
+  const Model gemma = model("gemma-2-27b");
+  Model full = gemma;
+  full.window = {};
+  const double share = (33'558'528.0 + 25'167'872.0) / (2 * 33'558'528.0);
+  const double attention = 6.0 * 46 * 8192 * 32 * 128;
+  EXPECT_NEAR(model_flops_per_token(full, 8192) - model_flops_per_token(gemma, 8192),
+              attention * (1 - share), 1e-3);
+  // Below the window nothing changes.
+  EXPECT_DOUBLE_EQ(model_flops_per_token(full, 4096), model_flops_per_token(gemma, 4096));
+}
+
 // A micro-batch left open is chosen as a tuned run chose it. kReport takes the fastest and only
 // reports the memory verdict; kRequire (as kPublished, validation's: the published run did fit)
 // takes the fastest of the candidates that fit.

@@ -48,7 +48,7 @@ struct BatchShape {
   int64_t prefill_tokens = 0;  // prompt tokens processed
   double prefill_keys = 0;     // sum over those tokens of the keys each attends to (causal)
   int64_t decodes = 0;         // sequences generating one token each
-  double decode_context = 0;   // sum of the decoding sequences' context lengths (tokens)
+  double decode_context = 0;   // the decoding sequences' KV cache, InferenceModel::kv_units
   int64_t logits = 0;          // sequences sampling a token at the end of the iteration
 };
 
@@ -82,6 +82,7 @@ class InferenceModel {
   IterationTime iteration(const BatchShape& b) const;
 
   const Instance& instance() const { return instance_; }
+  const Model& model() const { return model_; }
   const InferenceParams& params() const { return params_; }
   // Most tokens one iteration processes (MemoryParams::inference_chunk_tokens): the prefill
   // chunk budget.
@@ -102,13 +103,30 @@ class InferenceModel {
   // block (InferenceParams::kv_block_tokens).
   int64_t kv_block_waste() const { return params_.kv_block_tokens / 2; }
 
+  // The simulators count the KV cache in whole units: a token of every layer, or with a
+  // sliding window (Model::window) 1 / layers of one, so that a sequence's cache, full layers x
+  // context + windowed layers x min(context, window), is a whole number of them.
+  int64_t kv_unit_scale() const { return model_.has_window() ? model_.layers : 1; }
+  // Units of a sequence holding `context` tokens whose windowed layers are counted at
+  // min(`reserved`, window): the simulators reserve the window part for the sequence's whole
+  // length when they admit it, so that each token it then decodes adds kv_growth() units.
+  int64_t kv_units(int64_t context, int64_t reserved) const;
+  int64_t kv_units(int64_t context) const { return kv_units(context, context); }
+  int64_t kv_growth() const {
+    return model_.has_window() ? model_.layers - model_.window.layers : 1;
+  }
+  // The (query, key) pairs of a prompt chunk of `queries` tokens after `done` (attended_keys).
+  double prefill_keys(double done, double queries) const {
+    return attended_keys(model_, done, queries);
+  }
+
   // Time to prefill one prompt alone, its first `cached` tokens already in the prefix cache, and
   // sample its first token (the TTFT floor); and one decode iteration of `batch` sequences at
   // `context` tokens each.
   Seconds prefill_alone(int64_t prompt, int64_t cached = 0) const;
   Seconds decode_step(int64_t batch, double context) const;
-  // Seconds a decode iteration takes per token of context its sequences hold: the slower of
-  // reading that token's keys and values and its attention FLOPs. A decode-only iteration
+  // Seconds a decode iteration takes per unit of KV cache its sequences hold (kv_units): the
+  // slower of reading those keys and values and their attention FLOPs. A decode-only iteration
   // takes its time at zero context plus this times the context (the simulator sums runs of
   // decode iterations in closed form on it).
   double decode_context_seconds() const;

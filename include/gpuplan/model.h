@@ -1,7 +1,8 @@
 // Transformer architectures, and the parameter counts that follow from them.
 //
 // A Model is the normalised form of a Hugging Face `config.json`: whatever the family (GPT-2,
-// Llama, Mistral, Mixtral, Qwen2, Gemma 2, GPT-NeoX, BLOOM, MPT, Falcon, GPT-J, DeepSeek-V3),
+// Llama, Mistral, Mixtral, Qwen, Gemma 2, GPT-NeoX, BLOOM, MPT, Falcon, GPT-J, DeepSeek, GLM-4.5,
+// gpt-oss),
 // it becomes one decoder-only transformer description with dense or grouped-query attention
 // (or DeepSeek's multi-head latent attention), a plain or gated MLP, and optionally
 // mixture-of-experts layers. Parameter counts are exact: for the built-in models they match the
@@ -50,6 +51,14 @@ struct MixtureOfExperts {
   bool shared_gate = false;         // a sigmoid gate on the shared expert, h parameters (Qwen2-MoE)
 };
 
+// Sliding-window attention: `layers` of the model's layers attend to the last `tokens`
+// positions only, and their KV cache keeps no more (Mistral 7B v0.1, Gemma 2, gpt-oss). Which
+// layers they are does not matter to the totals; a pipeline stage is taken to hold its share.
+struct SlidingWindow {
+  int64_t tokens = 0;  // 0: every layer attends to the whole context
+  int64_t layers = 0;  // 0 < layers <= Model::layers when tokens > 0
+};
+
 struct Model {
   std::string id;          // catalog id ("llama-3.1-8b") or the file it came from
   std::string model_type;  // the Hugging Face model_type it was read as
@@ -74,12 +83,15 @@ struct Model {
   bool lm_head_bias = false;  // GPT-J
   bool dropout = false;       // trained with dropout, whose masks the backward pass keeps
   bool qk_norm = false;       // RMSNorm over each head's queries and keys, 2 d parameters (Qwen3)
+  bool attention_sinks = false;  // a learned sink logit per head and layer (gpt-oss)
   LatentAttention mla;
   MixtureOfExperts moe;
   int64_t extra_prediction_layers = 0;  // DeepSeek MTP modules: not counted in `params`
+  SlidingWindow window;
 
   bool is_moe() const { return moe.experts > 0; }
   bool is_latent_attention() const { return mla.kv_lora_rank > 0; }
+  bool has_window() const { return window.tokens > 0; }
 };
 
 // The parameters of one transformer layer, split by how tensor parallelism treats them.
@@ -141,6 +153,24 @@ int64_t shared_expert_width(const Model& model);
 // `bytes_per_element` (2 for fp16/bf16): 2 * layers * kv_heads * head_dim * bytes, or the
 // compressed latent (kv_lora_rank + qk_rope_head_dim) per layer for MLA.
 double kv_cache_bytes_per_token(const Model& model, double bytes_per_element);
+
+// The KV cache a sequence of `context` tokens holds, in tokens of every layer: `context` itself
+// without a sliding window, else (full layers x context + windowed layers x min(context,
+// window)) / layers.
+double held_context(const Model& model, double context);
+
+// The longest context whose KV cache is `held` tokens of every layer: held_context's inverse
+// (unbounded, as INT64_MAX, when every layer is windowed and `held` covers the window).
+int64_t context_held_in(const Model& model, double held);
+
+// The (query, key) pairs of `queries` causal queries that follow `done` positions, averaged over
+// the layers: queries x done + queries (queries + 1) / 2 without a sliding window; a windowed
+// layer's query at position p (1-based) sees min(p, window) keys.
+double attended_keys(const Model& model, double done, double queries);
+
+// attended_keys of a whole causal sequence of `seq` tokens as a share of full attention's in
+// every layer: 1 without a sliding window.
+double attended_share(const Model& model, int64_t seq);
 
 // `tokens` in one sequence (a training sequence, a prompt and its output), or an Error at
 // `given_as` when they exceed the context the model was built for: the one context rule of fit,

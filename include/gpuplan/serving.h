@@ -196,8 +196,9 @@ struct DisaggregatedSetup {
 ServingResult simulate_disaggregated(const InferenceModel& prefill, const InferenceModel& decode,
                                      const Workload& w, const DisaggregatedSetup& s);
 
-// The KV cache against a workload. kv_room: tokens of one engine's cache (a batch in flight of
-// an instance) left for the requests' own contexts once the shared prefixes are stored.
+// The KV cache against a workload. kv_room: units (InferenceModel::kv_units) of one engine's
+// cache (a batch in flight of an instance) left for the requests' own contexts once the shared
+// prefixes are stored.
 // sequences_in_kv: requests of the workload's mean length one instance holds at once.
 // kv_too_small: why the longest request does not fit in one engine, or an empty text.
 int64_t kv_room(const InferenceModel& model, const Workload& w);

@@ -169,7 +169,7 @@ Result<TrainEstimate> train_layout(const Model& model, const Cluster& c, TrainJo
 
 // Model FLOPs per token of training (forward + backward, no recompute): 6 x matmul parameters
 // a token uses + 6 x layers x seq x attention width (causal: half of the 12 l s a d of full
-// attention). docs/FORMULAS.md#flops
+// attention), scaled by attended_share for sliding-window layers. docs/FORMULAS.md#flops
 double model_flops_per_token(const Model& model, int64_t seq);
 
 }  // namespace gpuplan

@@ -277,6 +277,10 @@ void write_model_json(JsonWriter& w, const Model& m) {
         .field("shared_experts", m.moe.shared_experts)
         .field("expert_intermediate", m.moe.expert_intermediate);
   }
+  if (m.has_window()) {
+    w.field("sliding_window_tokens", m.window.tokens)
+        .field("sliding_window_layers", m.window.layers);
+  }
   w.field("kv_cache_bytes_per_token_bf16", kv_cache_bytes_per_token(m, 2.0))
       .field("file", m.file)
       .end_object();
@@ -302,6 +306,10 @@ void show_model(const Model& m, bool json) {
   emit("vocab      {} ({} embeddings)\n", grouped(m.vocab), m.tied_embeddings ? "tied" : "untied");
   emit("context    {} tokens\n", m.max_positions > 0 ? grouped(m.max_positions) : "-");
   emit("KV cache   {:g} bytes per token in bf16\n", kv_cache_bytes_per_token(m, 2.0));
+  if (m.has_window()) {
+    emit("window     {} of {} layers attend to the last {} tokens only\n", m.window.layers,
+         m.layers, grouped(m.window.tokens));
+  }
   emit("file       {}\n", m.file);
 }
 

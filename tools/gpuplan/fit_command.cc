@@ -444,6 +444,15 @@ void print_text(const Model& model, const FitJob& fj, const FitAnswer& a, Lang l
                      number(kv.bytes_per_token / 1024.0, 0, lang) + " KiB",
                      precision_name(job.kv_precision), count(static_cast<double>(kv.tokens)),
                      job.batch, count(static_cast<double>(kv.max_context))));
+      if (model.has_window()) {
+        emit("{}", say(lang,
+                       "  ({} of the {} layers attend to the last {} tokens and cache no more: "
+                       "tokens above count every layer)\n",
+                       "  ({} das {} camadas atendem aos últimos {} tokens e não guardam mais: "
+                       "os tokens acima contam todas as camadas)\n",
+                       model.window.layers, model.layers,
+                       count(static_cast<double>(model.window.tokens))));
+      }
       if (fp8 && fp8->kv) {
         emit("{}", say(lang,
                        "  with --precision fp8 weights: {} of weights, {} of KV room = {} "
