@@ -313,6 +313,12 @@ Disaggregation disaggregate(const ServeAnswer& a, const ServeJob& job, const Tra
         continue;
       }
       const KvTransfer transfer = kv_transfer(*pre->model, *dec->model, d.crosses_nodes, net);
+      // A mean prompt's own cache, in tokens of every layer (held_context).
+      const Model& m = pre->model->model();
+      const Seconds mean_transfer =
+          transfer.latency +
+          Seconds(transfer.seconds_per_token *
+                  (held_context(m, w.mean_input()) - held_context(m, w.mean_cached())));
       const PoolRate decode = decode_rate(*pre->model, *dec->model, w, job, transfer);
       if (decode.rate <= 0) {
         last_reason = decode.reason;
@@ -330,6 +336,7 @@ Disaggregation disaggregate(const ServeAnswer& a, const ServeJob& job, const Tra
                                  .decode_tp = dec->tp,
                                  .decode_replicas = q,
                                  .transfer = transfer,
+                                 .mean_transfer = mean_transfer,
                                  .capacity = {}};
         }
       }

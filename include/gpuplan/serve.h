@@ -140,7 +140,8 @@ struct PoolSplit {
   int64_t prefill_replicas = 0;
   int64_t decode_tp = 0;
   int64_t decode_replicas = 0;
-  KvTransfer transfer;  // from a prefill to a decode instance
+  KvTransfer transfer;    // from a prefill to a decode instance
+  Seconds mean_transfer;  // of a mean prompt's own cache (past its cached prefix)
   Capacity capacity;
 
   int64_t gpus() const { return prefill_tp * prefill_replicas + decode_tp * decode_replicas; }

@@ -239,13 +239,6 @@ std::string pool_text(int64_t replicas, int64_t tp) {
   return fmt::format("{} x tp {}", replicas, tp);
 }
 
-// The KV transfer of a mean prompt (its part not in the prefix cache), seconds.
-double mean_transfer(const ServeReport& r, const PoolSplit& s) {
-  const Workload& w = r.job.workload;
-  return s.transfer.latency.si() +
-         s.transfer.seconds_per_token * (w.mean_input() - w.mean_cached());
-}
-
 // The best splits of the GPUs into prefill and decode pools, against aggregated serving.
 Table split_table(const ServeReport& r) {
   const Lang lang = r.lang;
@@ -262,7 +255,7 @@ Table split_table(const ServeReport& r) {
            number(rate, 2, lang),
            d.aggregated_rate > 0 ? signed_number((rate / d.aggregated_rate - 1.0) * 100, 0, lang)
                                  : "-",
-           number(mean_transfer(r, s) * 1e3, 2, lang), number(x.ttft.p99 * 1e3, 1, lang),
+           number(s.mean_transfer.si() * 1e3, 2, lang), number(x.ttft.p99 * 1e3, 1, lang),
            number(x.tpot.p99 * 1e3, 1, lang)});
   }
   return t;
@@ -613,7 +606,7 @@ void write_disaggregation(JsonWriter& j, const ServeReport& r) {
         .field("requests_per_s", s.capacity.max_rate_per_s)
         .field("kv_transfer_latency_s", s.transfer.latency.si())
         .field("kv_transfer_s_per_token", s.transfer.seconds_per_token)
-        .field("kv_transfer_mean_s", mean_transfer(r, s));
+        .field("kv_transfer_mean_s", s.mean_transfer.si());
     write_result(j, "at_capacity", s.capacity.at_max);
     j.end_object();
   }
