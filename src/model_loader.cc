@@ -160,6 +160,18 @@ Result<Model> read_gptj(const ConfigReader& r, Model m) {
   return m;
 }
 
+// MoE in every layer after the dense prefix is the one pattern gpuplan models: an interval
+// `key` (Qwen's decoder_sparse_step, DeepSeek's moe_layer_freq) other than 1 is refused.
+Result<int64_t> moe_every_layer(const ConfigReader& r, const char* key) {
+  int64_t every = 1;
+  GPUPLAN_ASSIGN_OR_RETURN(every, r.count_or(key, 1));
+  if (every != 1) {
+    return fail(r.where_key(key), fmt::format("MoE every {} layers is not supported", every),
+                "gpuplan models MoE in every layer after an optional dense prefix");
+  }
+  return every;
+}
+
 // Qwen2-MoE and Qwen3-MoE: num_experts routed experts of moe_intermediate_size, k per token;
 // Qwen2-MoE adds one gated shared expert of shared_expert_intermediate_size. MoE layers every
 // decoder_sparse_step layers with mlp_only_layers dense: the model keeps dense layers only as a
@@ -175,13 +187,7 @@ Result<Model> read_qwen_moe(const ConfigReader& r, Model m) {
     m.moe.shared_intermediate = shared;
     m.moe.shared_gate = true;
   }
-  int64_t step = 1;
-  GPUPLAN_ASSIGN_OR_RETURN(step, r.count_or("decoder_sparse_step", 1));
-  if (step != 1) {
-    return fail(r.where_key("decoder_sparse_step"),
-                fmt::format("MoE every {} layers is not supported", step),
-                "gpuplan models MoE in every layer after an optional dense prefix");
-  }
+  GPUPLAN_RETURN_IF_ERROR(moe_every_layer(r, "decoder_sparse_step"));
   if (r.has("mlp_only_layers")) {
     const Json& dense = r.raw("mlp_only_layers");
     if (!dense.is_array()) {
@@ -243,13 +249,7 @@ Result<Model> read_deepseek_moe(const ConfigReader& r, Model m) {
   GPUPLAN_ASSIGN_OR_RETURN(m.moe.shared_experts, whole_or_zero(r, "n_shared_experts"));
   GPUPLAN_ASSIGN_OR_RETURN(m.moe.expert_intermediate, r.count("moe_intermediate_size"));
   GPUPLAN_ASSIGN_OR_RETURN(m.moe.dense_layers, whole_or_zero(r, "first_k_dense_replace"));
-  int64_t every = 1;
-  GPUPLAN_ASSIGN_OR_RETURN(every, r.count_or("moe_layer_freq", 1));
-  if (every != 1) {
-    return fail(r.where_key("moe_layer_freq"),
-                fmt::format("MoE every {} layers is not supported", every),
-                "gpuplan models MoE in every layer after an optional dense prefix");
-  }
+  GPUPLAN_RETURN_IF_ERROR(moe_every_layer(r, "moe_layer_freq"));
   // The router's per-expert bias of auxiliary-loss-free balancing: DeepSeek-V3 and Kimi K2 name
   // it topk_method "noaux_tc"; GLM-4.5's router always has it (e_score_correction_bias);
   // DeepSeek-V2's greedy routers have none.
