@@ -263,9 +263,9 @@ Result<Model> read_deepseek_moe(const ConfigReader& r, Model m) {
 
 // Sliding-window attention, as each family declares it: a `layer_types` list naming
 // "sliding_attention" layers (transformers 4.53 on, gpt-oss); else Gemma 2's even-numbered
-// layers, every Mistral and Mixtral layer when `sliding_window` is set, and Qwen's layers from
-// `max_window_layers` on when `use_sliding_window` is true. A window as long as the model's
-// context changes nothing and is dropped.
+// layers, Gemma 3's all but every sliding_window_pattern-th, every Mistral and Mixtral layer when
+// `sliding_window` is set, and Qwen's layers from `max_window_layers` on when `use_sliding_window`
+// is true. A window as long as the model's context changes nothing and is dropped.
 Result<Model> read_window(const ConfigReader& r, Model m) {
   int64_t windowed = 0;
   if (r.has("layer_types")) {
@@ -286,6 +286,13 @@ Result<Model> read_window(const ConfigReader& r, Model m) {
     }
   } else if (m.model_type == "gemma2") {
     windowed = r.has("sliding_window") ? (m.layers + 1) / 2 : 0;
+  } else if (m.model_type == "gemma3_text") {
+    // Every sliding_window_pattern-th layer (default 6) is global, the others slide over
+    // sliding_window (default 4096), as transformers' Gemma3TextConfig sets them.
+    int64_t pattern = 6;
+    GPUPLAN_ASSIGN_OR_RETURN(pattern, r.count_or("sliding_window_pattern", 6));
+    windowed = m.layers - m.layers / pattern;
+    GPUPLAN_ASSIGN_OR_RETURN(m.window.tokens, r.count_or("sliding_window", 4096));
   } else if (m.model_type == "mistral" || m.model_type == "mixtral") {
     windowed = r.has("sliding_window") ? m.layers : 0;
   } else if (m.model_type.starts_with("qwen")) {
@@ -298,9 +305,12 @@ Result<Model> read_window(const ConfigReader& r, Model m) {
     }
   }
   if (windowed == 0) {
+    m.window = {};
     return m;
   }
-  GPUPLAN_ASSIGN_OR_RETURN(m.window.tokens, r.count("sliding_window"));
+  if (m.window.tokens == 0) {
+    GPUPLAN_ASSIGN_OR_RETURN(m.window.tokens, r.count("sliding_window"));
+  }
   if (m.max_positions > 0 && m.window.tokens >= m.max_positions) {
     m.window = {};
     return m;
@@ -318,7 +328,7 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
   GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count("intermediate_size"));
   GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
   GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("max_position_embeddings", 0));
-  const bool gemma = m.model_type == "gemma2";
+  const bool gemma = m.model_type == "gemma2" || m.model_type == "gemma3_text";
   GPUPLAN_ASSIGN_OR_RETURN(m.head_dim, r.count_or("head_dim", gemma ? 256 : m.hidden / m.heads));
   GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", gemma));
   // Qwen2 and Qwen2-MoE bias Q, K and V but not the output projection.
@@ -327,14 +337,16 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
   const bool glm = m.model_type == "glm4_moe";
   GPUPLAN_ASSIGN_OR_RETURN(m.qkv_bias, r.flag_or("attention_bias", qwen2));
   m.out_bias = qwen2 || glm ? false : m.qkv_bias;
-  m.qk_norm = m.model_type == "qwen3" || m.model_type == "qwen3_moe";
+  // Qwen3 and Gemma 3 normalise each head's queries and keys.
+  m.qk_norm =
+      m.model_type == "qwen3" || m.model_type == "qwen3_moe" || m.model_type == "gemma3_text";
   if (glm) {
     GPUPLAN_ASSIGN_OR_RETURN(m.qk_norm, r.flag_or("use_qk_norm", false));
   }
   GPUPLAN_ASSIGN_OR_RETURN(m.mlp_bias, r.flag_or("mlp_bias", false));
   m.gated_mlp = true;
   m.norm = NormKind::kRmsNorm;
-  m.norms_per_layer = gemma ? 4 : 2;  // Gemma 2 adds post-attention/post-MLP norms
+  m.norms_per_layer = gemma ? 4 : 2;  // Gemma 2 and 3 add post-attention/post-MLP norms
   if (m.model_type == "mixtral") {
     GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts, r.count("num_local_experts"));
     GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts_per_token, r.count("num_experts_per_tok"));
@@ -528,9 +540,9 @@ Result<Model> check_shape(Model m, const std::string& where) {
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> kTypes = {
-      "gpt2",        "llama",       "mistral",  "mixtral",  "qwen2",  "qwen2_moe", "qwen3",
-      "qwen3_moe",   "gemma2",      "gpt_neox", "bloom",    "mpt",    "falcon",    "gptj",
-      "deepseek_v2", "deepseek_v3", "kimi_k2",  "glm4_moe", "gpt_oss"};
+      "gpt2",        "llama",       "mistral",     "mixtral", "qwen2",    "qwen2_moe", "qwen3",
+      "qwen3_moe",   "gemma2",      "gpt_neox",    "bloom",   "mpt",      "falcon",    "gptj",
+      "gemma3_text", "deepseek_v2", "deepseek_v3", "kimi_k2", "glm4_moe", "gpt_oss"};
   return kTypes;
 }
 
@@ -567,8 +579,18 @@ Result<Model> parse_model_config(std::string_view json_text, const std::string& 
     if (t == "gpt_oss")
       return read_gpt_oss(r, m);
     if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen2_moe" ||
-        t == "qwen3" || t == "qwen3_moe" || t == "gemma2" || deepseek_experts(t)) {
+        t == "qwen3" || t == "qwen3_moe" || t == "gemma2" || t == "gemma3_text" ||
+        deepseek_experts(t)) {
       return read_llama_like(r, m);
+    }
+    if (t == "gemma3") {
+      // The multimodal Gemma 3 checkpoints nest the language model under text_config, beside a
+      // vision encoder gpuplan does not model: refused rather than counted short.
+      return fail(r.where_key("model_type"),
+                  "model_type 'gemma3' is a language model with a vision encoder, which gpuplan "
+                  "does not model",
+                  "give its text_config as a config.json of model_type 'gemma3_text' (the "
+                  "vision encoder's weights, about 0.4 B, are then left out)");
     }
     return fail(r.where_key("model_type"), fmt::format("unsupported model_type '{}'", t),
                 suggestion_hint(t, supported_model_types()));

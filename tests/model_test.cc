@@ -242,6 +242,31 @@ TEST_F(ModelTest, GptOssCountsItsBiasesSinksAndWindow) {
   EXPECT_EQ(count_parameters(model("gpt-oss-120b")).total, 116'829'156'672);
 }
 
+TEST(ModelLoader, ReadsGemma3TextWithItsLocalLayers) {
+  // Gemma 3 1B's config.json (gemma3_text): h 1152, 26 layers, 4 heads of 256 and 1 KV head,
+  // GeGLU of 6912, vocab 262144 tied. Per layer: q 1152 x 1024 + k, v 2 x 1152 x 256 + o 1024 x
+  // 1152 = 2,949,120; MLP 3 x 1152 x 6912 = 23,887,872; 4 norms of 1152 and the q and k norms of
+  // 256: 26,842,112. 26 layers + embedding 262144 x 1152 + final norm: 999,885,952, the 1 B of
+  // Google's card to the parameter. Every 6th layer is global (5, 11, 17, 23): 22 of 26 slide
+  // over 512 tokens.
+  const char* json = R"({"model_type": "gemma3_text", "hidden_size": 1152,
+    "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256,
+    "intermediate_size": 6912, "vocab_size": 262144, "max_position_embeddings": 32768,
+    "hidden_activation": "gelu_pytorch_tanh", "sliding_window": 512,
+    "sliding_window_pattern": 6})";
+  Result<Model> m = parse_model_config(json, "gemma-3-1b.json", "gemma-3-1b");
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  EXPECT_EQ(layer_parameters(*m, 0).total(), 26'842'112);
+  EXPECT_EQ(count_parameters(*m).total, 999'885'952);
+  EXPECT_EQ(m->window.layers, 22);
+  EXPECT_EQ(m->window.tokens, 512);
+  // The multimodal checkpoints (gemma3) nest it beside a vision encoder: refused, with the way.
+  Result<Model> mm =
+      parse_model_config(R"({"model_type": "gemma3", "text_config": {}})", "gemma-3-27b.json", "x");
+  ASSERT_FALSE(mm.has_value());
+  EXPECT_NE(mm.error().hint.find("model_type 'gemma3_text'"), std::string::npos);
+}
+
 TEST(ModelLoader, RefusesMoeLayersItCannotPlace) {
   // MoE every second layer is not a leading dense block: refused, not approximated.
   Result<Model> m = parse_model_config(

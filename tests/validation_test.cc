@@ -230,7 +230,8 @@ TEST_F(ValidationTest, AnUnreadableModelMakesTheRowUnpredictable) {
   EXPECT_EQ(r->entries[0].reason,
             "model:1: unsupported model_type 'rwkv'; expected one of: gpt2, "
             "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma2, gpt_neox, "
-            "bloom, mpt, falcon, gptj, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, gpt_oss");
+            "bloom, mpt, falcon, gptj, gemma3_text, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, "
+            "gpt_oss");
 }
 
 TEST_F(ValidationTest, ASingleNodeRowNeedsNoNetworkAndABadLayoutOnlyLosesItsRow) {

@@ -1,13 +1,13 @@
 // Transformer architectures, and the parameter counts that follow from them.
 //
 // A Model is the normalised form of a Hugging Face `config.json`: whatever the family (GPT-2,
-// Llama, Mistral, Mixtral, Qwen, Gemma 2, GPT-NeoX, BLOOM, MPT, Falcon, GPT-J, DeepSeek, GLM-4.5,
-// gpt-oss),
-// it becomes one decoder-only transformer description with dense or grouped-query attention
-// (or DeepSeek's multi-head latent attention), a plain or gated MLP, and optionally
-// mixture-of-experts layers. Parameter counts are exact: for the built-in models they match the
-// totals their publishers print, and tests pin them. load_model_config() in model_loader.h reads
-// the files; everything here is arithmetic on a validated Model.
+// Llama, Mistral, Mixtral, Qwen, Gemma 2 and 3, GPT-NeoX, BLOOM, MPT, Falcon, GPT-J, DeepSeek,
+// GLM-4.5, gpt-oss), it becomes one decoder-only transformer description with dense or
+// grouped-query attention (or DeepSeek's multi-head latent attention), some layers perhaps over
+// a sliding window, a plain or gated MLP, and optionally mixture-of-experts layers. Parameter
+// counts are exact: for the built-in models they match the totals their publishers print, and tests
+// pin them. load_model_config() in model_loader.h reads the files; everything here is arithmetic on
+// a validated Model.
 #ifndef GPUPLAN_MODEL_H_
 #define GPUPLAN_MODEL_H_
 
@@ -52,8 +52,9 @@ struct MixtureOfExperts {
 };
 
 // Sliding-window attention: `layers` of the model's layers attend to the last `tokens`
-// positions only, and their KV cache keeps no more (Mistral 7B v0.1, Gemma 2, gpt-oss). Which
-// layers they are does not matter to the totals; a pipeline stage is taken to hold its share.
+// positions only, and their KV cache keeps no more (Mistral 7B v0.1, Gemma 2 and 3, gpt-oss).
+// Which layers they are does not matter to the totals; a pipeline stage is taken to hold its
+// share.
 struct SlidingWindow {
   int64_t tokens = 0;  // 0: every layer attends to the whole context
   int64_t layers = 0;  // 0 < layers <= Model::layers when tokens > 0
