@@ -247,7 +247,7 @@ TEST(ModelLoader, ReadsGemma3TextWithItsLocalLayers) {
   // GeGLU of 6912, vocab 262144 tied. Per layer: q 1152 x 1024 + k, v 2 x 1152 x 256 + o 1024 x
   // 1152 = 2,949,120; MLP 3 x 1152 x 6912 = 23,887,872; 4 norms of 1152 and the q and k norms of
   // 256: 26,842,112. 26 layers + embedding 262144 x 1152 + final norm: 999,885,952, the 1 B of
-  // Google's card to the parameter. Every 6th layer is global (5, 11, 17, 23): 22 of 26 slide
+  // Google's model card. Every 6th layer is global (5, 11, 17, 23): 22 of 26 slide
   // over 512 tokens.
   const char* json = R"({"model_type": "gemma3_text", "hidden_size": 1152,
     "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256,
