@@ -262,10 +262,11 @@ Result<Model> read_deepseek_moe(const ConfigReader& r, Model m) {
 }
 
 // Sliding-window attention, as each family declares it: a `layer_types` list naming
-// "sliding_attention" layers (transformers 4.53 on, gpt-oss); else Gemma 2's even-numbered
-// layers, Gemma 3's all but every sliding_window_pattern-th, every Mistral and Mixtral layer when
-// `sliding_window` is set, and Qwen's layers from `max_window_layers` on when `use_sliding_window`
-// is true. A window as long as the model's context changes nothing and is dropped.
+// "sliding_attention" layers (transformers 4.53 on, gpt-oss); else Gemma 2's and gpt-oss's
+// even-numbered layers, Gemma 3's all but every sliding_window_pattern-th, every Mistral and
+// Mixtral layer when `sliding_window` is set, and Qwen's layers from `max_window_layers` on when
+// `use_sliding_window` is true. A window as long as the model's context changes nothing and is
+// dropped.
 Result<Model> read_window(const ConfigReader& r, Model m) {
   int64_t windowed = 0;
   if (r.has("layer_types")) {
@@ -284,7 +285,9 @@ Result<Model> read_window(const ConfigReader& r, Model m) {
                     "gpuplan models \"full_attention\" and \"sliding_attention\" layers");
       }
     }
-  } else if (m.model_type == "gemma2") {
+  } else if (m.model_type == "gemma2" || m.model_type == "gpt_oss") {
+    // The even-numbered layers slide, the odd ones see everything (gpt-oss's default
+    // layer_types too).
     windowed = r.has("sliding_window") ? (m.layers + 1) / 2 : 0;
   } else if (m.model_type == "gemma3_text") {
     // Every sliding_window_pattern-th layer (default 6) is global, the others slide over
@@ -390,12 +393,6 @@ Result<Model> read_gpt_oss(const ConfigReader& r, Model m) {
                            r.count_any({"num_experts_per_tok", "experts_per_token"}));
   m.moe.expert_intermediate = m.intermediate;
   m.moe.router_bias = true;
-  if (!r.has("layer_types") && r.has("sliding_window")) {
-    // transformers' default: the even-numbered layers slide, the odd ones see everything.
-    GPUPLAN_ASSIGN_OR_RETURN(m.window.tokens, r.count("sliding_window"));
-    m.window.layers = (m.layers + 1) / 2;
-    return m;
-  }
   return read_window(r, std::move(m));
 }
 

@@ -417,8 +417,7 @@ class Events {
                                                       : head.input + head.output;
       // In units (kv_units): the window part reserved for all the engine will hold.
       const int64_t reserved = p.role == Role::kPrefill ? head.input : head.input + head.output;
-      const int64_t need = model.kv_units(tokens, reserved) - model.kv_units(head.cached) +
-                           model.kv_block_waste() * model.kv_unit_scale();
+      const int64_t need = model.kv_admitted(tokens, reserved, head.cached);
       if (e.kv_used + growth + need > p.capacity) {
         break;  // first come, first served: the head waits for room
       }

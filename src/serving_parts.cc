@@ -47,9 +47,7 @@ double to_seconds(Ticks t) {
 }
 
 IterationClock::IterationClock(const InferenceModel& model)
-    : model_(model),
-      per_token_(to_ticks(model.decode_context_seconds())),
-      growth_(model.kv_growth()) {}
+    : model_(model), per_token_(to_ticks(model.decode_context_seconds())) {}
 
 Ticks IterationClock::fixed(int64_t decodes) {
   const auto i = static_cast<size_t>(decodes);
@@ -80,7 +78,8 @@ Ticks IterationClock::decode(int64_t decodes, int64_t context) {
 Ticks IterationClock::decode_run(int64_t decodes, int64_t context, int64_t k) {
   const Ticks kk = k;
   return kk * fixed(decodes) +
-         per_token_ * (kk * context + kk * (kk - 1) / 2 * decodes * static_cast<Ticks>(growth_));
+         per_token_ *
+             (kk * context + kk * (kk - 1) / 2 * decodes * static_cast<Ticks>(model_.kv_growth()));
 }
 
 Arrivals::Arrivals(const Workload& w) : w_(w), gen_(w.seed) {

@@ -56,7 +56,6 @@ class IterationClock {
 
   const InferenceModel& model_;
   Ticks per_token_ = 0;       // per KV unit
-  int64_t growth_ = 1;        // KV units per decoded token
   std::vector<Ticks> fixed_;  // by decodes; -1: not computed yet
 };
 

@@ -158,10 +158,8 @@ class Stepwise {
     while (!e.waiting.empty() && e.batch_open && static_cast<int64_t>(e.running.size()) < limit) {
       Request& head = requests_[static_cast<size_t>(e.waiting.front())];
       // In units (kv_units): the window part reserved for the whole request.
-      const int64_t need = model_.kv_units(paged ? head.target : head.input + head.output,
-                                           head.input + head.output) -
-                           model_.kv_units(head.cached) +
-                           model_.kv_block_waste() * model_.kv_unit_scale();
+      const int64_t need = model_.kv_admitted(paged ? head.target : head.input + head.output,
+                                              head.input + head.output, head.cached);
       if (e.kv_used + growth + need > capacity) {
         break;
       }

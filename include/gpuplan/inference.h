@@ -115,6 +115,11 @@ class InferenceModel {
   int64_t kv_growth() const {
     return model_.has_window() ? model_.layers - model_.window.layers : 1;
   }
+  // Units a request is admitted with: `tokens` of it to hold (window part reserved for
+  // `reserved`), less its cached prefix, plus half a block (kv_block_waste).
+  int64_t kv_admitted(int64_t tokens, int64_t reserved, int64_t cached) const {
+    return kv_units(tokens, reserved) - kv_units(cached) + kv_block_waste() * kv_unit_scale();
+  }
   // The (query, key) pairs of a prompt chunk of `queries` tokens after `done` (attended_keys).
   double prefill_keys(double done, double queries) const {
     return attended_keys(model_, done, queries);
