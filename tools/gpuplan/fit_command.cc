@@ -201,8 +201,13 @@ void print_json(const Model& model, const FitJob& fj, const FitAnswer& a) {
       .begin_object()
       .field("id", model.id)
       .field("params", pc.total)
-      .field("active_params", pc.active_per_token)
-      .end_object();
+      .field("active_params", pc.active_per_token);
+  if (model.has_window()) {
+    // The layers that cache only their window: the KV figures below count them so.
+    w.field("sliding_window_tokens", model.window.tokens)
+        .field("sliding_window_layers", model.window.layers);
+  }
+  w.end_object();
   w.key("job")
       .begin_object()
       .field("task", task_name(job.task))
