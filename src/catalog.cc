@@ -103,6 +103,25 @@ Result<bool> check_references(const Catalog& c) {
       GPUPLAN_RETURN_IF_ERROR(known(t.except_gpus, "tier"));
     }
   }
+  // Likewise an architecture no GPU has: its attention kernels would never run.
+  std::vector<std::string> architectures;
+  for (const Gpu& g : c.gpus()) {
+    if (std::find(architectures.begin(), architectures.end(), g.architecture) ==
+        architectures.end()) {
+      architectures.push_back(g.architecture);
+    }
+  }
+  for (const Framework& f : c.frameworks()) {
+    for (const auto& [arch, year] : f.native_attention_since) {
+      if (std::find(architectures.begin(), architectures.end(), arch) == architectures.end()) {
+        return fail(f.file,
+                    fmt::format("native_attention_since: no GPU of the catalog has architecture "
+                                "'{}'",
+                                arch),
+                    suggestion_hint(arch, architectures));
+      }
+    }
+  }
   return true;
 }
 

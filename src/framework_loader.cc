@@ -26,6 +26,15 @@ Result<PipelineEngine> parse_pipeline_engine(std::string_view name) {
   return detail::parse_from(kEngines, name, "pipeline engine");
 }
 
+int64_t Framework::native_attention_year(std::string_view architecture) const {
+  for (const auto& [arch, year] : native_attention_since) {
+    if (arch == architecture) {
+      return year;
+    }
+  }
+  return 0;
+}
+
 }  // namespace gpuplan
 
 namespace gpuplan::detail {
@@ -55,7 +64,6 @@ Result<Framework> load_framework(const std::string& path) {
   // Years: absent means the behaviour was never the default.
   for (auto [key, field] :
        {std::pair{"fused_attention_since", &f.fused_attention_since},
-        std::pair{"hopper_attention_since", &f.hopper_attention_since},
         std::pair{"overlap_grad_reduce_since", &f.overlap_grad_reduce_since},
         std::pair{"overlap_param_gather_since", &f.overlap_param_gather_since},
         std::pair{"tp_comm_overlap_since", &f.tp_comm_overlap_since},
@@ -65,6 +73,17 @@ Result<Framework> load_framework(const std::string& path) {
     std::optional<int64_t> year;
     GPUPLAN_ASSIGN_OR_RETURN(year, r.optional_integer(key, 2015, kCurrentYear));
     *field = year.value_or(0);
+  }
+  // By architecture: the catalog checks that each names one of its GPUs' (check_references).
+  std::optional<TomlReader> native;
+  GPUPLAN_ASSIGN_OR_RETURN(native, r.optional_table("native_attention_since"));
+  if (native) {
+    for (const std::string& arch : native->keys()) {
+      std::optional<int64_t> year;
+      GPUPLAN_ASSIGN_OR_RETURN(year, native->optional_integer(arch, 2015, kCurrentYear));
+      f.native_attention_since.emplace_back(arch, *year);
+    }
+    GPUPLAN_RETURN_IF_ERROR(native->finish());
   }
   std::optional<double> bucket;
   GPUPLAN_ASSIGN_OR_RETURN(bucket, r.optional_number("zero3_bucket_params", 1e3, 1e12));

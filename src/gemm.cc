@@ -170,7 +170,9 @@ std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision) {
   if (is_estimated("hbm")) {
     out.emplace_back("HBM");
   }
-  if (is_estimated("attention") || is_estimated("attention_hopper")) {
+  // The kernels written for the architecture where it has them measured, as serving and current
+  // training software run them; else the FlashAttention-2 class.
+  if (is_estimated(gpu.efficiency->attention_native > 0 ? "attention_native" : "attention")) {
     out.emplace_back("attention");
   }
   return out;

@@ -97,9 +97,9 @@ Result<Gpu> load_gpu(const std::string& path) {
     }
     GPUPLAN_ASSIGN_OR_RETURN(e.hbm, eff->number("hbm", 0.05, 1.0));
     GPUPLAN_ASSIGN_OR_RETURN(e.attention, eff->number("attention", 0.05, 1.0));
-    std::optional<double> hopper;
-    GPUPLAN_ASSIGN_OR_RETURN(hopper, eff->optional_number("attention_hopper", 0.05, 1.0));
-    e.attention_hopper = hopper.value_or(0);
+    std::optional<double> native;
+    GPUPLAN_ASSIGN_OR_RETURN(native, eff->optional_number("attention_native", 0.05, 1.0));
+    e.attention_native = native.value_or(0);
     // Which of these values are estimates: every [efficiency] table says, `[]` when none is.
     GPUPLAN_ASSIGN_OR_RETURN(e.estimated, eff->text_list("estimated"));
     std::vector<std::string> given = {"gemm", "hbm", "attention"};
@@ -107,8 +107,8 @@ Result<Gpu> load_gpu(const std::string& path) {
       given.emplace_back("gemm_fp8");
     if (e.gemm_fp4 > 0)
       given.emplace_back("gemm_fp4");
-    if (e.attention_hopper > 0)
-      given.emplace_back("attention_hopper");
+    if (e.attention_native > 0)
+      given.emplace_back("attention_native");
     for (const std::string& key : e.estimated) {
       if (std::find(given.begin(), given.end(), key) == given.end()) {
         return fail(eff->where("estimated"),

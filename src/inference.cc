@@ -170,9 +170,10 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   const double share = ip.compute_share;
   weight_bytes_ = quantized_weight_bytes(in.precision);
   sixteen_rate_ = *sixteen * share;
-  // Serving engines run Hopper-native attention kernels where the part has them.
+  // Serving engines run attention kernels written for the part's architecture where it has
+  // them measured.
   attention_rate_ = gemm_rate(gpu, Precision::kBf16)->peak.si() *
-                    (e.attention_hopper > 0 ? e.attention_hopper : e.attention) * share;
+                    (e.attention_native > 0 ? e.attention_native : e.attention) * share;
   hbm_rate_ = gpu.memory_bandwidth.si() * e.hbm * ip.stream_share;
 
   const double t = static_cast<double>(in.tp);

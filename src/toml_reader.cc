@@ -292,6 +292,14 @@ Result<std::optional<TomlReader>> TomlReader::optional_table(const std::string& 
   return std::optional<TomlReader>(TomlReader(*t, file_, path(key)));
 }
 
+std::vector<std::string> TomlReader::keys() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : *table_) {
+    out.emplace_back(k.str());
+  }
+  return out;
+}
+
 Result<bool> TomlReader::finish() const {
   for (const auto& [k, v] : *table_) {
     const std::string key(k.str());

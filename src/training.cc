@@ -52,10 +52,10 @@ void apply_software(TrainJob& job, const Software& software) {
   apply_software(job.memory, software);
 }
 
-bool hopper_attention_kernels(const Gpu& gpu, const TrainJob& job) {
+bool native_attention_kernels(const Gpu& gpu, const TrainJob& job) {
   return job.memory.flash_attention && job.software.framework != nullptr &&
-         job.software.hopper_attention() && gpu.efficiency.has_value() &&
-         gpu.efficiency->attention_hopper > 0;
+         job.software.native_attention(gpu.architecture) && gpu.efficiency.has_value() &&
+         gpu.efficiency->attention_native > 0;
 }
 
 double model_flops_per_token(const Model& m, int64_t seq) {
@@ -167,7 +167,9 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
   const MemoryJob& mj = job.memory;
   const Parallelism& l = mj.layout;
   const Gpu& gpu = *c.gpu;
-  est.hopper_attention = hopper_attention_kernels(gpu, job);
+  if (native_attention_kernels(gpu, job)) {
+    est.native_attention = gpu.architecture;
+  }
   GPUPLAN_CHECK(gpu.efficiency.has_value() && gpu.tiles.has_value(),
                 "GPU without efficiency calibration");
   GPUPLAN_CHECK(mj.micro_batch > 0 && l.virtual_stages > 0, "unresolved micro-batch");

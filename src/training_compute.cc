@@ -138,7 +138,7 @@ double permutation_bytes(const Model& m, const Parallelism& layout) {
 
 double attention_share(const Gpu& gpu, const TrainJob& job) {
   const Efficiency& e = *gpu.efficiency;
-  return hopper_attention_kernels(gpu, job) ? e.attention_hopper : e.attention;
+  return native_attention_kernels(gpu, job) ? e.attention_native : e.attention;
 }
 
 bool fp8_gemms(const Gpu& gpu, const TrainJob& job) {

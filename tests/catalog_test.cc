@@ -250,7 +250,7 @@ TEST(FrameworkLoader, RejectsAStageOrEngineItDoesNotKnow) {
 
 TEST(Software, ReadsIdAndYearAndAppliesTheDefaultsOfThatYear) {
   // data/frameworks/megatron-lm.toml: fused attention and overlapped gradient reduction since
-  // 2023, Hopper attention kernels and TP communication overlap since 2024.
+  // 2023, Hopper's own attention kernels and TP communication overlap since 2024.
   const Catalog& c = shipped_catalog();
   Result<Software> old = c.software("megatron-lm@2021");
   ASSERT_TRUE(old.has_value()) << old.error().message();
@@ -259,10 +259,11 @@ TEST(Software, ReadsIdAndYearAndAppliesTheDefaultsOfThatYear) {
   EXPECT_FALSE(old->overlap_grad_reduce());
   Result<Software> mid = c.software("megatron-lm@2023");
   EXPECT_TRUE(mid->fused_attention() && mid->overlap_grad_reduce());
-  EXPECT_FALSE(mid->hopper_attention() || mid->tp_comm_overlap());
+  EXPECT_FALSE(mid->native_attention("hopper") || mid->tp_comm_overlap());
   Result<Software> today = c.software("megatron-lm");
   EXPECT_EQ(today->year, kCurrentYear);
-  EXPECT_TRUE(today->hopper_attention() && today->tp_comm_overlap());
+  EXPECT_TRUE(today->native_attention("hopper") && today->tp_comm_overlap());
+  EXPECT_FALSE(today->native_attention("ampere"));
   // Megatron-DeepSpeed's FlashAttention is an opt-in flag: never its default.
   EXPECT_FALSE(c.software("megatron-deepspeed")->fused_attention());
   EXPECT_EQ(c.software("megatron-lm@21").error().message(),

@@ -177,10 +177,10 @@ TEST_F(InferenceTest, PrefillIsComputeBound) {
   EXPECT_GE(im.iteration(b).matmul.si(), compute + head);
   EXPECT_LT(im.iteration(b).matmul.si(), 1.03 * (compute + head));
   // Causal attention: 4 x 4096 FLOPs per (query, key) pair per layer, at the Hopper attention
-  // kernels' rate (data/gpus/h100-sxm.toml: attention_hopper of the bf16 peak), at the share.
+  // kernels' rate (data/gpus/h100-sxm.toml: attention_native of the bf16 peak), at the share.
   const double attention =
       b.prefill_keys * 32 * 4.0 * 4096.0 /
-      (g.peak_for(Precision::kBf16)->si() * g.efficiency->attention_hopper * in_situ);
+      (g.peak_for(Precision::kBf16)->si() * g.efficiency->attention_native * in_situ);
   EXPECT_NEAR(im.iteration(b).attention.si(), attention, 1e-12);
 }
 

@@ -43,26 +43,30 @@ class TrainingTest : public ::testing::Test {
 };
 const Catalog* TrainingTest::catalog_ = nullptr;
 
-TEST_F(TrainingTest, HopperAttentionKernelsRunOnlyOnTheGpusTheyWereWrittenFor) {
+TEST_F(TrainingTest, NativeAttentionKernelsRunOnTheArchitecturesTheSoftwareHasThemFor) {
   // megatron-lm has Transformer Engine's cuDNN attention for Hopper from 2024
-  // (data/frameworks/megatron-lm.toml); its rate is measured on the Hopper GPUs only
-  // (efficiency.attention_hopper in h100-sxm.toml and the other Hopper files, not in
-  // a100-sxm-80gb.toml or b200.toml).
+  // (data/frameworks/megatron-lm.toml), torchtitan from 2025. Their rate is measured on the
+  // Hopper GPUs only (efficiency.attention_native in h100-sxm.toml and the other Hopper files,
+  // not in a100-sxm-80gb.toml or b200.toml).
   TrainJob today = job(1, 1, 8, 1, 64);
   apply_software(today, *catalog_->software("megatron-lm@2025"));
   TrainJob before = job(1, 1, 8, 1, 64);
   apply_software(before, *catalog_->software("megatron-lm@2023"));
+  TrainJob titan = job(1, 1, 8, 1, 64);
+  apply_software(titan, *catalog_->software("torchtitan@2024"));
   const Gpu& h100 = **catalog_->gpu("h100-sxm");
-  EXPECT_TRUE(hopper_attention_kernels(h100, today));
-  EXPECT_FALSE(hopper_attention_kernels(h100, before));
-  EXPECT_FALSE(hopper_attention_kernels(**catalog_->gpu("a100-sxm-80gb"), today));
-  EXPECT_FALSE(hopper_attention_kernels(**catalog_->gpu("b200"), today));
+  const Gpu& b200 = **catalog_->gpu("b200");
+  EXPECT_TRUE(native_attention_kernels(h100, today));
+  EXPECT_FALSE(native_attention_kernels(h100, before));
+  EXPECT_FALSE(native_attention_kernels(h100, titan));
+  EXPECT_FALSE(native_attention_kernels(b200, today));
+  EXPECT_FALSE(native_attention_kernels(**catalog_->gpu("a100-sxm-80gb"), today));
   // The estimate says which it ran, for the reports' "fused attention (Hopper kernels)".
   const Model m = model("llama-2-7b");
-  EXPECT_FALSE(run(m, a100(8), today).hopper_attention);
+  EXPECT_EQ(run(m, a100(8), today).native_attention, "");
   Cluster hopper = a100(8, "nvlink4");
   hopper.gpu = &h100;
-  EXPECT_TRUE(run(m, hopper, today).hopper_attention);
+  EXPECT_EQ(run(m, hopper, today).native_attention, "hopper");
 }
 
 TEST_F(TrainingTest, ATokenBudgetAndAPriceGiveTimeGpuHoursAndCost) {
@@ -432,7 +436,7 @@ TEST_F(TrainingTest, ZeroThreeHidesGathersOnlyWhereItCanPrefetch) {
 
 TEST_F(TrainingTest, AttentionKernelsFollowTheYearAndTheGpu) {
   // Megatron-LM ran eager attention (scores through HBM) until 2023, fused kernels after, and
-  // Hopper-native ones (attention_hopper of the peak) from 2024. Each step is faster.
+  // Hopper's own (attention_native of the peak) from 2024. Each step is faster.
   const Model m = model("llama-2-7b");
   TrainJob j = job(1, 1, 8, 1, 8);
   auto compute = [&](const char* software, const char* gpu) {

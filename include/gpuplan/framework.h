@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "gpuplan/result.h"
 
@@ -49,7 +51,6 @@ struct Framework {
   int64_t gradient_sharding_stage = 2;
   // The year each behaviour became the framework's default; 0: never.
   int64_t fused_attention_since = 0;       // FlashAttention-class kernels, not eager softmax
-  int64_t hopper_attention_since = 0;      // on Hopper, kernels written for it (FA3, cuDNN)
   int64_t overlap_grad_reduce_since = 0;   // DP gradient reduction hidden behind the backward
   int64_t overlap_param_gather_since = 0;  // ZeRO-1/2 weight all-gather hidden in the forward
   int64_t tp_comm_overlap_since = 0;       // TP collectives overlapped with their GEMMs
@@ -69,8 +70,15 @@ struct Framework {
   // ZeRO-3: most gathered parameters alive at once; prefetching the next layer needs two layers
   // alive, so a layer of more than half of this is never prefetched. 0: no limit.
   double zero3_max_live_params = 0;
+  // The year its fused attention first ran kernels written for an architecture (FlashAttention-3
+  // or cuDNN's on "hopper", cuDNN's on "blackwell"), by the architecture's name as data/gpus/
+  // writes it; an architecture not listed: never.
+  std::vector<std::pair<std::string, int64_t>> native_attention_since;
   std::string source;
   std::string file;
+
+  // native_attention_since's year for `architecture`; 0: never.
+  int64_t native_attention_year(std::string_view architecture) const;
 };
 
 // A run's software: its framework and the year it was measured or is planned for. `year` decides
@@ -81,7 +89,9 @@ struct Software {
 
   bool since(int64_t first_year) const { return first_year > 0 && year >= first_year; }
   bool fused_attention() const { return since(framework->fused_attention_since); }
-  bool hopper_attention() const { return since(framework->hopper_attention_since); }
+  bool native_attention(std::string_view architecture) const {
+    return since(framework->native_attention_year(architecture));
+  }
   bool overlap_grad_reduce() const { return since(framework->overlap_grad_reduce_since); }
   bool overlap_param_gather() const { return since(framework->overlap_param_gather_since); }
   bool tp_comm_overlap() const { return since(framework->tp_comm_overlap_since); }

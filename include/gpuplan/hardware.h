@@ -40,10 +40,10 @@ struct Efficiency {
   double gemm_fp8 = 0;  // fraction of dense fp8 peak (0 where the part has no fp8)
   double hbm = 0;       // fraction of peak memory bandwidth a streaming kernel reaches
   // Fused attention forward (FlashAttention-2 class) as a fraction of the dense 16-bit peak,
-  // and on Hopper the kernels written for it (FlashAttention-3, cuDNN fused attention); 0 where
-  // the part has none.
+  // and the kernels written for the part's own architecture (FlashAttention-3 and cuDNN on
+  // Hopper, cuDNN on Blackwell); 0 where it has none measured.
   double attention = 0;
-  double attention_hopper = 0;
+  double attention_native = 0;
   double gemm_fp4 = 0;  // fraction of dense fp4 (NVFP4) peak (0 where the part has no fp4)
   // The keys above that the catalog file marks estimated, not measured ("gemm_fp4", "hbm", ...);
   // a calibration profile's value is a measurement and takes its key off.

@@ -89,14 +89,16 @@ struct TrainEstimate {
   // What the estimate leaves out that published runs of such a job show to matter
   // (training_caveats); set by the answers (train_layout, search_layouts), not per estimate.
   std::vector<Text> caveats;
-  // Its attention ran kernels written for Hopper (hopper_attention_kernels).
-  bool hopper_attention = false;
+  // The architecture ("hopper") whose own kernels its attention ran (native_attention_kernels);
+  // empty where it ran the FlashAttention-2 class or eager attention.
+  std::string native_attention;
 };
 
-// Whether `job`'s fused attention runs kernels written for Hopper (FlashAttention-3, cuDNN's):
-// its software has them (framework.h, hopper_attention_since) and `gpu` is one they were written
-// for, the GPUs with their measured rate (efficiency.attention_hopper in data/gpus/).
-bool hopper_attention_kernels(const Gpu& gpu, const TrainJob& job);
+// Whether `job`'s fused attention runs kernels written for `gpu`'s architecture (FlashAttention-3
+// or cuDNN's on Hopper, cuDNN's on Blackwell): its software has them that year (framework.h,
+// native_attention_since) and the GPU has their measured rate (efficiency.attention_native in
+// data/gpus/).
+bool native_attention_kernels(const Gpu& gpu, const TrainJob& job);
 
 // Why `v` virtual stages cannot interleave `pp` stages of `model` under the software's pipeline
 // engine, or nullopt: Megatron needs the layers (or, where it can count them, the layers with the

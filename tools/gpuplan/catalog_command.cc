@@ -63,14 +63,23 @@ std::string since_text(int64_t year) {
   return year > 0 ? fmt::format("{}", year) : "-";
 }
 
+// "hopper 2024, blackwell 2025", or "-" where the framework has none.
+std::string native_attention_text(const Framework& f) {
+  std::vector<std::string> parts;
+  for (const auto& [arch, year] : f.native_attention_since) {
+    parts.push_back(fmt::format("{} {}", arch, year));
+  }
+  return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
 void list_frameworks(const Catalog& c) {
-  Table t({"id", "pipeline", "state (B/param)", "fused attn", "Hopper attn", "grad overlap",
+  Table t({"id", "pipeline", "state (B/param)", "fused attn", "native attn", "grad overlap",
            "TP overlap", "ZeRO-3 prefetch", "name"},
           {false, false, true, true, true, true, true, true, false});
   for (const Framework& f : c.frameworks()) {
     t.add({f.id, std::string(pipeline_engine_name(f.pipeline)),
            fmt::format("{:g}+{:g}+{:g}", f.weight_bytes, f.gradient_bytes, f.master_bytes),
-           since_text(f.fused_attention_since), since_text(f.hopper_attention_since),
+           since_text(f.fused_attention_since), native_attention_text(f),
            since_text(f.overlap_grad_reduce_since), since_text(f.tp_comm_overlap_since),
            since_text(f.zero3_prefetch_since), f.name});
   }
@@ -213,7 +222,12 @@ void write_framework_json(JsonWriter& w, const Framework& f) {
       .field("gradient_bytes", f.gradient_bytes)
       .field("master_bytes", f.master_bytes)
       .field("fused_attention_since", f.fused_attention_since)
-      .field("hopper_attention_since", f.hopper_attention_since)
+      .key("native_attention_since")
+      .begin_object();
+  for (const auto& [arch, year] : f.native_attention_since) {
+    w.field(arch, year);
+  }
+  w.end_object()
       .field("overlap_grad_reduce_since", f.overlap_grad_reduce_since)
       .field("tp_comm_overlap_since", f.tp_comm_overlap_since)
       .field("zero3_prefetch_since", f.zero3_prefetch_since)
@@ -321,7 +335,7 @@ std::vector<std::pair<std::string, double>> efficiency_values(const Efficiency& 
                                    {"gemm_fp4", e.gemm_fp4},
                                    {"hbm", e.hbm},
                                    {"attention", e.attention},
-                                   {"attention_hopper", e.attention_hopper}}) {
+                                   {"attention_native", e.attention_native}}) {
     if (value > 0)
       out.emplace_back(key, value);
   }
@@ -528,7 +542,6 @@ void show_framework(const Framework& f, bool json) {
        f.weight_bytes, f.gradient_bytes, f.master_bytes);
   const std::pair<const char*, int64_t> since[] = {
       {"fused attention", f.fused_attention_since},
-      {"Hopper attention", f.hopper_attention_since},
       {"gradient reduce overlap", f.overlap_grad_reduce_since},
       {"parameter gather overlap", f.overlap_param_gather_since},
       {"TP communication overlap", f.tp_comm_overlap_since},
@@ -536,6 +549,8 @@ void show_framework(const Framework& f, bool json) {
   for (const auto& [what, year] : since) {
     emit("since      {}: {}\n", what, year > 0 ? fmt::format("{}", year) : "never by default");
   }
+  emit("since      attention kernels written for the GPU's architecture: {}\n",
+       f.native_attention_since.empty() ? "never by default" : native_attention_text(f));
   emit("source     {}\nfile       {}\n", f.source, f.file);
 }
 

@@ -103,16 +103,17 @@ Table curve_table(const FabricCurve& f, Lang lang, bool bars) {
   return t;
 }
 
-// Whether the curves' estimates ran Hopper attention kernels: every point is on the same GPU.
-bool hopper_kernels(const ScaleReport& r) {
+// The architecture whose own attention kernels the curves' estimates ran, or "": every point is
+// on the same GPU.
+std::string native_kernels(const ScaleReport& r) {
   for (const FabricCurve& f : r.fabrics) {
     for (const ScalePoint& p : f.curve.points) {
-      if (p.estimate.hopper_attention) {
-        return true;
+      if (!p.estimate.native_attention.empty()) {
+        return p.estimate.native_attention;
       }
     }
   }
-  return false;
+  return "";
 }
 
 std::string headline(const ScaleReport& r, Lang lang) {
@@ -121,12 +122,12 @@ std::string headline(const ScaleReport& r, Lang lang) {
         "escalonamento do treino de {} em {}, {} x {} tokens por {}, {}", r.model, r.gpu, r.batch,
         number(static_cast<double>(r.seq), 0, lang),
         r.strong ? "passo (escalonamento forte)" : "GPU por passo (escalonamento fraco)",
-        software_text(r.base, hopper_kernels(r), lang));
+        software_text(r.base, native_kernels(r), lang));
   }
   return fmt::format("scaling of {} training on {}, {} x {} tokens per {}, {}", r.model, r.gpu,
                      r.batch, grouped(r.seq),
                      r.strong ? "step (strong scaling)" : "GPU per step (weak scaling)",
-                     software_text(r.base, hopper_kernels(r), lang));
+                     software_text(r.base, native_kernels(r), lang));
 }
 
 std::string method(const ScaleReport& r, Lang lang) {

@@ -10,6 +10,18 @@
 #include "report.h"
 
 namespace gpuplan::cli {
+namespace {
+
+// "hopper" -> "Hopper", as the architecture is named in prose.
+std::string capitalized(std::string_view word) {
+  std::string s(word);
+  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') {
+    s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  }
+  return s;
+}
+
+}  // namespace
 
 std::string train_layout_text(const TrainJob& job, Lang lang) {
   const MemoryJob& m = job.memory;
@@ -36,7 +48,7 @@ std::string train_layout_text(const TrainJob& job, Lang lang) {
   return s;
 }
 
-std::string software_text(const TrainJob& job, bool hopper_kernels, Lang lang) {
+std::string software_text(const TrainJob& job, std::string_view native_kernels, Lang lang) {
   const Software& s = job.software;
   if (s.framework == nullptr) {
     return tr(lang, "none named (nothing overlapped, eager defaults)",
@@ -45,9 +57,10 @@ std::string software_text(const TrainJob& job, bool hopper_kernels, Lang lang) {
   std::string text = say(lang, "{} as of {}", "{} de {}", s.framework->id, s.year);
   std::vector<std::string> parts;
   parts.push_back(job.memory.flash_attention
-                      ? (hopper_kernels ? tr(lang, "fused attention (Hopper kernels)",
-                                             "atenção fundida (kernels Hopper)")
-                                        : tr(lang, "fused attention", "atenção fundida"))
+                      ? (!native_kernels.empty()
+                             ? say(lang, "fused attention ({} kernels)",
+                                   "atenção fundida (kernels {})", capitalized(native_kernels))
+                             : tr(lang, "fused attention", "atenção fundida"))
                       : tr(lang, "eager attention", "atenção eager"));
   if (s.overlap_grad_reduce()) {
     parts.push_back(tr(lang, "overlapped gradient reduction", "redução de gradientes sobreposta"));
@@ -71,7 +84,7 @@ void write_train_json(JsonWriter& w, const TrainEstimate& e) {
         .field("framework", e.job.software.framework->id)
         .field("year", e.job.software.year)
         .field("fused_attention", m.flash_attention)
-        .field("hopper_attention_kernels", e.hopper_attention)
+        .field("native_attention_kernels", !e.native_attention.empty())
         .end_object();
   }
   if (!e.feasible) {
@@ -209,7 +222,7 @@ void add_train_html(HtmlReport& h, const TrainEstimate& e) {
     return;
   }
   h.paragraph(tr(lang, "software: ", "software: ") +
-              software_text(e.job, e.hopper_attention, lang));
+              software_text(e.job, e.native_attention, lang));
   h.paragraph(fmt::format("layout: {} ({} {})", train_layout_text(e.job, lang), e.micro_batches,
                           tr(lang, "micro-batches per step", "micro-lotes por passo")));
   for (const Text& c : e.caveats) {
@@ -266,7 +279,7 @@ void print_train_text(const TrainEstimate& e, Lang lang) {
     emit("{}", say(lang, "verdict: infeasible: {}\n", "veredito: inviável: {}\n", e.reason));
     return;
   }
-  emit("software {}\n", software_text(e.job, e.hopper_attention, lang));
+  emit("software {}\n", software_text(e.job, e.native_attention, lang));
   emit("{}", say(lang, "layout  {} ({} micro-batches per step)\n",
                  "layout  {} ({} micro-lotes por passo)\n", train_layout_text(e.job, lang),
                  e.micro_batches));

@@ -16,8 +16,10 @@
 namespace gpuplan::cli {
 
 // "megatron-lm as of 2024: fused attention, overlapped gradient reduction, ..."; "(Hopper
-// kernels)" after the attention where the estimate ran them (TrainEstimate::hopper_attention).
-std::string software_text(const TrainJob& job, bool hopper_kernels, Lang lang = Lang::kEn);
+// kernels)" after the attention where the estimate ran the kernels written for its GPU's
+// architecture (TrainEstimate::native_attention; empty: it did not).
+std::string software_text(const TrainJob& job, std::string_view native_kernels,
+                          Lang lang = Lang::kEn);
 
 // "tp 8 pp 16 dp 64 cp 1, mb 1, v 4, ZeRO 1, SP, selective recompute".
 std::string train_layout_text(const TrainJob& job, Lang lang = Lang::kEn);
