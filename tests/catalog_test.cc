@@ -250,7 +250,8 @@ TEST(FrameworkLoader, RejectsAStageOrEngineItDoesNotKnow) {
 
 TEST(Software, ReadsIdAndYearAndAppliesTheDefaultsOfThatYear) {
   // data/frameworks/megatron-lm.toml: fused attention and overlapped gradient reduction since
-  // 2023, Hopper's own attention kernels and TP communication overlap since 2024.
+  // 2023, Hopper's own attention kernels and TP communication overlap since 2024, Blackwell's
+  // since 2025.
   const Catalog& c = shipped_catalog();
   Result<Software> old = c.software("megatron-lm@2021");
   ASSERT_TRUE(old.has_value()) << old.error().message();
@@ -263,6 +264,8 @@ TEST(Software, ReadsIdAndYearAndAppliesTheDefaultsOfThatYear) {
   Result<Software> today = c.software("megatron-lm");
   EXPECT_EQ(today->year, kCurrentYear);
   EXPECT_TRUE(today->native_attention("hopper") && today->tp_comm_overlap());
+  EXPECT_FALSE(c.software("megatron-lm@2024")->native_attention("blackwell"));
+  EXPECT_TRUE(c.software("megatron-lm@2025")->native_attention("blackwell"));
   EXPECT_FALSE(today->native_attention("ampere"));
   // Megatron-DeepSpeed's FlashAttention is an opt-in flag: never its default.
   EXPECT_FALSE(c.software("megatron-deepspeed")->fused_attention());

@@ -44,22 +44,24 @@ class TrainingTest : public ::testing::Test {
 const Catalog* TrainingTest::catalog_ = nullptr;
 
 TEST_F(TrainingTest, NativeAttentionKernelsRunOnTheArchitecturesTheSoftwareHasThemFor) {
-  // megatron-lm has Transformer Engine's cuDNN attention for Hopper from 2024
-  // (data/frameworks/megatron-lm.toml), torchtitan from 2025. Their rate is measured on the
-  // Hopper GPUs only (efficiency.attention_native in h100-sxm.toml and the other Hopper files,
-  // not in a100-sxm-80gb.toml or b200.toml).
+  // megatron-lm has Transformer Engine's cuDNN attention for Hopper from 2024 and for Blackwell
+  // from 2025 (data/frameworks/megatron-lm.toml); torchtitan for Hopper only. Their rates are
+  // measured on those GPUs (efficiency.attention_native in h100-sxm.toml and b200.toml); the A100
+  // has none.
   TrainJob today = job(1, 1, 8, 1, 64);
   apply_software(today, *catalog_->software("megatron-lm@2025"));
   TrainJob before = job(1, 1, 8, 1, 64);
-  apply_software(before, *catalog_->software("megatron-lm@2023"));
+  apply_software(before, *catalog_->software("megatron-lm@2024"));
   TrainJob titan = job(1, 1, 8, 1, 64);
-  apply_software(titan, *catalog_->software("torchtitan@2024"));
+  apply_software(titan, *catalog_->software("torchtitan@2025"));
   const Gpu& h100 = **catalog_->gpu("h100-sxm");
   const Gpu& b200 = **catalog_->gpu("b200");
   EXPECT_TRUE(native_attention_kernels(h100, today));
-  EXPECT_FALSE(native_attention_kernels(h100, before));
-  EXPECT_FALSE(native_attention_kernels(h100, titan));
-  EXPECT_FALSE(native_attention_kernels(b200, today));
+  EXPECT_TRUE(native_attention_kernels(h100, before));
+  EXPECT_TRUE(native_attention_kernels(b200, today));
+  EXPECT_FALSE(native_attention_kernels(b200, before));
+  EXPECT_TRUE(native_attention_kernels(h100, titan));
+  EXPECT_FALSE(native_attention_kernels(b200, titan));
   EXPECT_FALSE(native_attention_kernels(**catalog_->gpu("a100-sxm-80gb"), today));
   // The estimate says which it ran, for the reports' "fused attention (Hopper kernels)".
   const Model m = model("llama-2-7b");
@@ -67,6 +69,10 @@ TEST_F(TrainingTest, NativeAttentionKernelsRunOnTheArchitecturesTheSoftwareHasTh
   Cluster hopper = a100(8, "nvlink4");
   hopper.gpu = &h100;
   EXPECT_EQ(run(m, hopper, today).native_attention, "hopper");
+  Cluster blackwell = a100(8, "nvlink5");
+  blackwell.gpu = &b200;
+  EXPECT_EQ(run(m, blackwell, today).native_attention, "blackwell");
+  EXPECT_EQ(run(m, blackwell, before).native_attention, "");
 }
 
 TEST_F(TrainingTest, ATokenBudgetAndAPriceGiveTimeGpuHoursAndCost) {
