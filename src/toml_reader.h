@@ -59,7 +59,7 @@ class TomlReader {
   // Rejects keys no accessor asked for.
   Result<bool> finish() const;
 
-  // The table's keys, in the file's order: for a table whose keys are names, not fields.
+  // The table's keys, in key order: for a table whose keys are names, not fields.
   std::vector<std::string> keys() const;
 
   // "file:line:col" of `key` (or of this table when the key is absent).
