@@ -780,7 +780,8 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
     if (p.training) {
       caveats = p.training->caveats;
     } else if (const Result<const Gpu*> g = catalog.gpu(p.offer->gpu)) {
-      if (Text note = estimated_rates_note(**g, estimated_rates(**g, job.precision));
+      if (Text note = estimated_rates_note(
+              **g, estimated_rates(**g, job.precision, AttentionKernels::kNative));
           !note.empty()) {
         caveats.push_back(std::move(note));
       }

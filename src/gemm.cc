@@ -149,7 +149,8 @@ std::optional<GemmRate> gemm_rate(const Gpu& gpu, Precision p) {
   }
 }
 
-std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision) {
+std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision,
+                                         AttentionKernels attention) {
   std::vector<std::string> out;
   if (!gpu.efficiency) {
     return out;
@@ -170,9 +171,10 @@ std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision) {
   if (is_estimated("hbm")) {
     out.emplace_back("HBM");
   }
-  // The kernels written for the architecture where it has them measured, as serving and current
-  // training software run them; else the FlashAttention-2 class.
-  if (is_estimated(gpu.efficiency->attention_native > 0 ? "attention_native" : "attention")) {
+  const bool native =
+      attention == AttentionKernels::kNative && gpu.efficiency->attention_native > 0;
+  if (attention != AttentionKernels::kEager &&
+      is_estimated(native ? "attention_native" : "attention")) {
     out.emplace_back("attention");
   }
   return out;

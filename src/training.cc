@@ -615,7 +615,7 @@ std::optional<std::string> training_precision_problem(const Gpu& gpu, const Memo
       precision_name(job.precision), sixteen);
 }
 
-std::vector<Text> training_caveats(const Model& m, const Gpu& gpu, Precision precision) {
+std::vector<Text> training_caveats(const Model& m, const Gpu& gpu, const TrainJob& job) {
   std::vector<Text> caveats;
   if (m.is_moe()) {
     caveats.push_back(
@@ -630,7 +630,12 @@ std::vector<Text> training_caveats(const Model& m, const Gpu& gpu, Precision pre
          "publicadas do Megatron com MoE de granularidade fina, a que nada foi ajustado, levaram "
          "muito mais do que o previsto (docs/VALIDATION.md, treino retido)"});
   }
-  if (Text note = estimated_rates_note(gpu, estimated_rates(gpu, precision)); !note.empty()) {
+  const AttentionKernels attention = !job.memory.flash_attention ? AttentionKernels::kEager
+                                     : native_attention_kernels(gpu, job)
+                                         ? AttentionKernels::kNative
+                                         : AttentionKernels::kFused;
+  if (Text note = estimated_rates_note(gpu, estimated_rates(gpu, job.memory.precision, attention));
+      !note.empty()) {
     caveats.push_back(std::move(note));
   }
   return caveats;
@@ -662,7 +667,7 @@ Result<TrainEstimate> train_layout(const Model& m, const Cluster& c, TrainJob jo
     return fail("layout", *problem, "choose sizes that suit the model");
   }
   TrainEstimate e = best_training(m, c, job, mp, p);
-  e.caveats = training_caveats(m, *c.gpu, job.memory.precision);
+  e.caveats = training_caveats(m, *c.gpu, job);
   return e;
 }
 

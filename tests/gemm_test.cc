@@ -220,13 +220,20 @@ TEST(GemmTime, Fp8MatchesTheMeasuredB200Sweep) {
 TEST(GemmRate, EstimatedRatesAreThoseTheJobLeansOn) {
   const Catalog& c = shipped_catalog();
   // data/gpus/b200.toml marks gemm_fp4, hbm and the FlashAttention-2 class attention estimated;
-  // its own kernels' rate (attention_native), which serving and current training software run,
-  // is measured, so attention is not among what a job there leans on unmeasured.
+  // the rate of its own kernels (attention_native) is measured: a job that runs them leans on
+  // no estimated attention rate, one on FlashAttention-2 class kernels does, and eager attention
+  // on neither (its scores go through the GEMM tile model).
   const Gpu& b200 = **c.gpu("b200");
-  EXPECT_EQ(estimated_rates(b200, Precision::kFp4), (std::vector<std::string>{"fp4 GEMM", "HBM"}));
-  EXPECT_EQ(estimated_rates(b200, Precision::kBf16), (std::vector<std::string>{"HBM"}));
-  EXPECT_TRUE(estimated_rates(**c.gpu("h200-sxm"), Precision::kFp8).empty());
-  EXPECT_EQ(estimated_rates(**c.gpu("l4"), Precision::kInt8),
+  using K = AttentionKernels;
+  EXPECT_EQ(estimated_rates(b200, Precision::kFp4, K::kNative),
+            (std::vector<std::string>{"fp4 GEMM", "HBM"}));
+  EXPECT_EQ(estimated_rates(b200, Precision::kBf16, K::kNative), (std::vector<std::string>{"HBM"}));
+  EXPECT_EQ(estimated_rates(b200, Precision::kBf16, K::kFused),
+            (std::vector<std::string>{"HBM", "attention"}));
+  EXPECT_EQ(estimated_rates(b200, Precision::kBf16, K::kEager), (std::vector<std::string>{"HBM"}));
+  EXPECT_TRUE(estimated_rates(**c.gpu("h200-sxm"), Precision::kFp8, K::kNative).empty());
+  // The L4 has no rate of its own kernels: its FlashAttention-2 class share, an estimate, stands.
+  EXPECT_EQ(estimated_rates(**c.gpu("l4"), Precision::kInt8, K::kNative),
             (std::vector<std::string>{"int8 GEMM", "HBM", "attention"}));
   EXPECT_EQ(estimated_rates_note(b200, {"fp4 GEMM", "HBM", "attention"}).en,
             "b200: the fp4 GEMM, HBM and attention rates are estimates, not measurements "
@@ -242,7 +249,7 @@ TEST(GemmRate, EstimatedRatesAreThoseTheJobLeansOn) {
                             "gemm = 0.6\nhbm = 0.75\n";
   Catalog measured = c;
   ASSERT_TRUE(measured.apply_profile(profile).has_value());
-  EXPECT_EQ(estimated_rates(**measured.gpu("l4"), Precision::kBf16),
+  EXPECT_EQ(estimated_rates(**measured.gpu("l4"), Precision::kBf16, K::kFused),
             (std::vector<std::string>{"attention"}));
   std::filesystem::remove_all(dir);
 }

@@ -69,9 +69,17 @@ struct GemmRate {
 };
 std::optional<GemmRate> gemm_rate(const Gpu& gpu, Precision precision);
 
-// The rates a job in `precision` leans on that `gpu`'s catalog file marks estimated
-// (Efficiency::estimated), in words: "fp4 GEMM", "HBM", "attention"; empty when all are measured.
-std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision);
+// Which attention kernels a job runs, hence which attention rate it leans on: eager attention
+// goes through the GEMM tile model and HBM, fused kernels at Efficiency::attention, and the
+// kernels written for the GPU's architecture at Efficiency::attention_native where the part has
+// that rate (serving engines run them; training software from its native_attention_since).
+enum class AttentionKernels { kEager, kFused, kNative };
+
+// The rates a job in `precision` with `attention` kernels leans on that `gpu`'s catalog file
+// marks estimated (Efficiency::estimated), in words: "fp4 GEMM", "HBM", "attention"; empty when
+// all are measured.
+std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision,
+                                         AttentionKernels attention);
 // The note that says so, in both languages: "b200: the fp4 GEMM, HBM and attention rates are
 // estimates, not measurements (data/gpus/b200.toml); ..."; empty when `rates` is.
 Text estimated_rates_note(const Gpu& gpu, const std::vector<std::string>& rates);

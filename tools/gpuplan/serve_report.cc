@@ -439,8 +439,8 @@ void print_options(const ServeReport& r) {
                    "latências podem sair baixas.\n",
                    e.name));
   }
-  const Text estimated =
-      estimated_rates_note(*r.gpu, estimated_rates(*r.gpu, r.job.base.precision));
+  const Text estimated = estimated_rates_note(
+      *r.gpu, estimated_rates(*r.gpu, r.job.base.precision, AttentionKernels::kNative));
   if (!estimated.empty()) {
     emit("{}{}.\n", tr(lang, "note: ", "nota: "), estimated.in(lang));
   }
@@ -1052,7 +1052,8 @@ void print_serve_json(const ServeReport& r) {
       .field("engine", r.engine->id)
       .field("engine_host_time_fitted", r.host_time_fitted);
   j.key("estimated_rates").begin_array();
-  for (const std::string& rate : estimated_rates(*r.gpu, job.base.precision))
+  for (const std::string& rate :
+       estimated_rates(*r.gpu, job.base.precision, AttentionKernels::kNative))
     j.value(rate);
   j.end_array()
       .field("kv_policy", std::string(kv_policy_name(job.setup.kv_policy)))
