@@ -149,6 +149,18 @@ std::optional<GemmRate> gemm_rate(const Gpu& gpu, Precision p) {
   }
 }
 
+bool native_attention_rate(const Gpu& gpu, AttentionKernels kernels) {
+  return kernels == AttentionKernels::kNative && gpu.efficiency.has_value() &&
+         gpu.efficiency->attention_native > 0;
+}
+
+double attention_share(const Gpu& gpu, AttentionKernels kernels) {
+  GPUPLAN_CHECK(kernels != AttentionKernels::kEager && gpu.efficiency.has_value(),
+                "attention share of eager attention or of an uncalibrated GPU");
+  return native_attention_rate(gpu, kernels) ? gpu.efficiency->attention_native
+                                             : gpu.efficiency->attention;
+}
+
 std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision,
                                          AttentionKernels attention) {
   std::vector<std::string> out;
@@ -171,10 +183,8 @@ std::vector<std::string> estimated_rates(const Gpu& gpu, Precision precision,
   if (is_estimated("hbm")) {
     out.emplace_back("HBM");
   }
-  const bool native =
-      attention == AttentionKernels::kNative && gpu.efficiency->attention_native > 0;
   if (attention != AttentionKernels::kEager &&
-      is_estimated(native ? "attention_native" : "attention")) {
+      is_estimated(native_attention_rate(gpu, attention) ? "attention_native" : "attention")) {
     out.emplace_back("attention");
   }
   return out;

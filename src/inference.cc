@@ -173,7 +173,7 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   // Serving engines run attention kernels written for the part's architecture where it has
   // them measured.
   attention_rate_ = gemm_rate(gpu, Precision::kBf16)->peak.si() *
-                    (e.attention_native > 0 ? e.attention_native : e.attention) * share;
+                    attention_share(gpu, AttentionKernels::kNative) * share;
   hbm_rate_ = gpu.memory_bandwidth.si() * e.hbm * ip.stream_share;
 
   const double t = static_cast<double>(in.tp);

@@ -52,10 +52,17 @@ void apply_software(TrainJob& job, const Software& software) {
   apply_software(job.memory, software);
 }
 
+AttentionKernels attention_kernels(const Gpu& gpu, const TrainJob& job) {
+  if (!job.memory.flash_attention) {
+    return AttentionKernels::kEager;
+  }
+  return job.software.framework != nullptr && job.software.native_attention(gpu.architecture)
+             ? AttentionKernels::kNative
+             : AttentionKernels::kFused;
+}
+
 bool native_attention_kernels(const Gpu& gpu, const TrainJob& job) {
-  return job.memory.flash_attention && job.software.framework != nullptr &&
-         job.software.native_attention(gpu.architecture) && gpu.efficiency.has_value() &&
-         gpu.efficiency->attention_native > 0;
+  return native_attention_rate(gpu, attention_kernels(gpu, job));
 }
 
 double model_flops_per_token(const Model& m, int64_t seq) {
@@ -630,11 +637,8 @@ std::vector<Text> training_caveats(const Model& m, const Gpu& gpu, const TrainJo
          "publicadas do Megatron com MoE de granularidade fina, a que nada foi ajustado, levaram "
          "muito mais do que o previsto (docs/VALIDATION.md, treino retido)"});
   }
-  const AttentionKernels attention = !job.memory.flash_attention ? AttentionKernels::kEager
-                                     : native_attention_kernels(gpu, job)
-                                         ? AttentionKernels::kNative
-                                         : AttentionKernels::kFused;
-  if (Text note = estimated_rates_note(gpu, estimated_rates(gpu, job.memory.precision, attention));
+  if (Text note = estimated_rates_note(
+          gpu, estimated_rates(gpu, job.memory.precision, attention_kernels(gpu, job)));
       !note.empty()) {
     caveats.push_back(std::move(note));
   }

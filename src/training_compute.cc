@@ -89,8 +89,8 @@ void attention(const Model& m, const Gpu& gpu, const TrainJob& job, double in_si
     // whatever the mask.
     const double flops = 4.0 * static_cast<double>(heads * d) * tokens *
                          static_cast<double>(mj.seq) / 2.0 * attended_share(m, mj.seq);
-    const double fwd_rate =
-        gemm_rate(gpu, Precision::kBf16)->peak.si() * attention_share(gpu, job) * in_situ;
+    const double fwd_rate = gemm_rate(gpu, Precision::kBf16)->peak.si() *
+                            attention_share(gpu, attention_kernels(gpu, job)) * in_situ;
     w.attention_forward = Seconds(flops / fwd_rate);
     w.attention_backward = Seconds(kFusedBackwardWork * flops / (fwd_rate * kFusedBackwardRate));
   } else {
@@ -134,11 +134,6 @@ double permutation_bytes(const Model& m, const Parallelism& layout) {
   const double sort = sorted ? 2.0 * 2.0 * 2.0 * received * h : 0.0;
   const double unpermute = 2.0 * (k + 1.0) * h / t;
   return permute + sort + unpermute;
-}
-
-double attention_share(const Gpu& gpu, const TrainJob& job) {
-  const Efficiency& e = *gpu.efficiency;
-  return native_attention_kernels(gpu, job) ? e.attention_native : e.attention;
 }
 
 bool fp8_gemms(const Gpu& gpu, const TrainJob& job) {

@@ -72,10 +72,6 @@ TrainEstimate estimate_training_with(const Model& m, const Cluster& c, const Tra
                                      const MemoryParams& mp, const TrainParams& p,
                                      EstimateOptions options, SearchShortcut& shortcut);
 
-// The fused attention kernels' forward rate as a share of the 16-bit peak: FlashAttention-2 class,
-// or the kernels written for the GPU's architecture when the job's software has them.
-double attention_share(const Gpu& gpu, const TrainJob& job);
-
 // Whether `job` runs its linear layers' GEMMs in fp8 on this GPU.
 bool fp8_gemms(const Gpu& gpu, const TrainJob& job);
 

@@ -75,6 +75,14 @@ std::optional<GemmRate> gemm_rate(const Gpu& gpu, Precision precision);
 // that rate (serving engines run them; training software from its native_attention_since).
 enum class AttentionKernels { kEager, kFused, kNative };
 
+// Whether fused `kernels` on `gpu` run at Efficiency::attention_native: they are the kernels
+// written for its architecture and the part has their measured rate. Otherwise fused kernels run
+// at Efficiency::attention (the FlashAttention-2 class).
+bool native_attention_rate(const Gpu& gpu, AttentionKernels kernels);
+// The share of the dense 16-bit peak that fused `kernels` run at on `gpu` (forward).
+// REQUIRES: kernels != kEager, gpu.efficiency.
+double attention_share(const Gpu& gpu, AttentionKernels kernels);
+
 // The rates a job in `precision` with `attention` kernels leans on that `gpu`'s catalog file
 // marks estimated (Efficiency::estimated), in words: "fp4 GEMM", "HBM", "attention"; empty when
 // all are measured.

@@ -21,6 +21,7 @@
 
 #include "gpuplan/collective.h"
 #include "gpuplan/framework.h"
+#include "gpuplan/gemm.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/lang.h"
 #include "gpuplan/memory.h"
@@ -94,10 +95,14 @@ struct TrainEstimate {
   std::string native_attention;
 };
 
-// Whether `job`'s fused attention runs kernels written for `gpu`'s architecture (FlashAttention-3
-// or cuDNN's on Hopper, cuDNN's on Blackwell): its software has them that year (framework.h,
-// native_attention_since) and the GPU has their measured rate (efficiency.attention_native in
-// data/gpus/).
+// Which attention kernels `job` runs on `gpu`: eager where its software has no fused kernels,
+// the kernels written for the GPU's architecture (FlashAttention-3 or cuDNN's on Hopper, cuDNN's
+// on Blackwell) where its software has them that year (framework.h, native_attention_since),
+// else the FlashAttention-2 class.
+AttentionKernels attention_kernels(const Gpu& gpu, const TrainJob& job);
+// Whether `job`'s attention runs at the measured rate of the kernels written for `gpu`'s
+// architecture (efficiency.attention_native in data/gpus/): it runs them, and the GPU has the
+// rate (native_attention_rate).
 bool native_attention_kernels(const Gpu& gpu, const TrainJob& job);
 
 // Why `v` virtual stages cannot interleave `pp` stages of `model` under the software's pipeline
