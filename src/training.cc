@@ -41,8 +41,8 @@ Seconds overlapped(Seconds comm, Seconds compute, double slowdown) {
 // the micro-batch (TP, CP, EP, ZeRO-3), split as StepTime reports them.
 struct StageCost {
   Seconds compute, recompute, forward, backward;  // forward and backward include recompute
-  Seconds tp, cp, zero3;
-  Seconds total() const { return compute + tp + cp + zero3; }
+  Seconds tp, ep, cp, zero3;
+  Seconds total() const { return compute + tp + ep + cp + zero3; }
 };
 
 }  // namespace
@@ -348,7 +348,7 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
   struct SpanCost {
     LayerSpan span;
     detail::LayerWork work;
-    Seconds tp, cp, zero3;
+    Seconds tp, ep, cp, zero3;
   };
   std::array<SpanCost, 2> costs;  // the first `spans` are set
   size_t spans = 0;
@@ -366,7 +366,7 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
     const Seconds tp_comm = tp_collective * tp_passes;
     sc.tp = tp_overlap ? overlapped(tp_comm, w.gemm_forward + w.gemm_backward, kappa) : tp_comm;
     const bool moe_span = m.is_moe() && span.first >= m.moe.dense_layers;
-    sc.tp += moe_span ? ep_exchange : Seconds(0);
+    sc.ep = moe_span ? ep_exchange : Seconds(0);
     if (cp > 1) {
       const double steps = static_cast<double>(cp - 1);
       const double share = static_cast<double>(cp);
@@ -407,6 +407,7 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
       st.forward += sc.work.forward() * n;
       st.backward += (sc.work.backward() + sc.work.recompute) * n;
       st.tp += sc.tp * n;
+      st.ep += sc.ep * n;
       st.cp += sc.cp * n;
       st.zero3 += sc.zero3 * n;
     }
@@ -425,6 +426,7 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
   step.compute = slowest.compute * m_count;
   step.recompute = slowest.recompute * m_count;
   step.tp_comm = slowest.tp * m_count;
+  step.ep_comm = slowest.ep * m_count;
   step.cp_comm = slowest.cp * m_count;
   step.dp_comm = slowest.zero3 * m_count;
 

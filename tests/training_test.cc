@@ -312,7 +312,8 @@ TEST_F(TrainingTest, UnevenStagesAreAcceptedAndTheFullestSetsThePace) {
 TEST_F(TrainingTest, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
   // Mixtral 8x7B on 64 GPUs, tp 2 pp 4 dp 8: with ep 8 each GPU holds 1 of the 8 experts of its
   // layers (the routed experts are 32 x 8 x 176,160,768 = 45.1 B of the 46.7 B), and every MoE
-  // layer adds dispatch and combine all-to-alls forward and backward.
+  // layer adds dispatch and combine all-to-alls forward and backward, reported apart from the
+  // tensor-parallel collectives.
   const Model m = model("mixtral-8x7b");
   TrainJob j = job(2, 4, 8, 1, 64);
   j.memory.layout.zero = 1;
@@ -324,7 +325,18 @@ TEST_F(TrainingTest, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
   const double experts_per_gpu = 8.0 * 176'160'768 / 2;  // one stage of 8 layers, tp 2
   EXPECT_NEAR(one.memory.expert_parameters, 8 * experts_per_gpu, 1.0);
   EXPECT_NEAR(eight.memory.expert_parameters, experts_per_gpu, 1.0);
-  EXPECT_GT(eight.step.tp_comm.si(), one.step.tp_comm.si());
+  EXPECT_EQ(one.step.ep_comm.si(), 0.0);
+  // Each rank receives its experts' rows: 2,048 tokens x top-2 x etp 2 / tp 2 = 4,096 rows of
+  // h 4,096 in 16 bits. The 8 ep ranks sit etp = 2 apart, 4 to a node of 8, over 2 nodes.
+  // Four all-to-alls per MoE layer (dispatch and combine, forward and backward), 8 MoE layers
+  // per stage, 64 / (dp 8 x micro-batch 1) = 8 micro-batches.
+  const Network net = cluster_network(c, catalog_->train_params());
+  const Seconds exchange = all_to_all_time(Bytes(2048.0 * 2 * 4096 * 2), Group{8, 4}, net);
+  EXPECT_NEAR(eight.step.ep_comm.si(), (exchange * (4.0 * 8 * 8)).si(), 1e-12);
+  EXPECT_DOUBLE_EQ(eight.step.communication().si(),
+                   (eight.step.tp_comm + eight.step.ep_comm + eight.step.cp_comm +
+                    eight.step.pp_comm + eight.step.dp_comm)
+                       .si());
 }
 
 TEST_F(TrainingTest, PipelineTransfersFollowTheEngine) {
@@ -513,7 +525,7 @@ TEST_F(TrainingTest, ExpertParallelismCanSpanTheTensorParallelRanks) {
   const TrainEstimate e = run(m, c, j);
   ASSERT_TRUE(e.feasible) << e.reason;
   EXPECT_NEAR(e.memory.expert_parameters, 48.0 * 4 * 3 * 2048 * 768, 1.0);
-  EXPECT_GT(e.step.tp_comm.si(), 0.0);
+  EXPECT_GT(e.step.ep_comm.si(), 0.0);
 }
 
 TEST_F(TrainingTest, ExpertsPayForPermutingTheirTokens) {

@@ -49,7 +49,8 @@ void apply_software(TrainJob& job, const Software& software);
 struct StepTime {
   Seconds compute;
   Seconds recompute;  // part of compute spent re-running forward passes
-  Seconds tp_comm;    // tensor parallelism (and expert all-to-alls)
+  Seconds tp_comm;    // tensor parallelism
+  Seconds ep_comm;    // expert parallelism: the routed tokens' all-to-alls
   Seconds cp_comm;
   Seconds pp_comm;
   Seconds dp_comm;  // gradient and weight synchronisation, ZeRO-3 gathers included
@@ -58,9 +59,10 @@ struct StepTime {
   Seconds overhead;
 
   Seconds total() const {
-    return compute + tp_comm + cp_comm + pp_comm + dp_comm + bubble + optimizer + overhead;
+    return compute + tp_comm + ep_comm + cp_comm + pp_comm + dp_comm + bubble + optimizer +
+           overhead;
   }
-  Seconds communication() const { return tp_comm + cp_comm + pp_comm + dp_comm; }
+  Seconds communication() const { return tp_comm + ep_comm + cp_comm + pp_comm + dp_comm; }
 };
 
 struct TrainEstimate {

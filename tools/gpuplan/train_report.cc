@@ -120,6 +120,7 @@ void write_train_json(JsonWriter& w, const TrainEstimate& e) {
       .field("compute_s", s.compute.si())
       .field("recompute_s", s.recompute.si())
       .field("tp_comm_s", s.tp_comm.si())
+      .field("ep_comm_s", s.ep_comm.si())
       .field("cp_comm_s", s.cp_comm.si())
       .field("pp_comm_s", s.pp_comm.si())
       .field("dp_comm_s", s.dp_comm.si())
@@ -187,6 +188,8 @@ std::vector<std::pair<std::string, Seconds>> step_items(const StepTime& s, Lang 
       {tr(lang, "recompute", "recomputação"), s.recompute},
       {tr(lang, "tensor-parallel communication (exposed)", "comunicação tensor-parallel (exposta)"),
        s.tp_comm},
+      {tr(lang, "expert-parallel all-to-alls (exposed)", "all-to-alls expert-parallel (expostos)"),
+       s.ep_comm},
       {tr(lang, "context-parallel communication (exposed)",
           "comunicação context-parallel (exposta)"),
        s.cp_comm},

@@ -91,7 +91,7 @@ void print_training(const ValidationReport& r) {
       row.push_back(fmt::format("{}", est.job.memory.micro_batch));
       row.push_back(fmt::format("{}", est.job.memory.layout.virtual_stages));
       row.push_back(fmt::format("{:.1f}", est.mfu * 100));
-      row.push_back(fmt::format("{:.3g}", (s.tp_comm + s.cp_comm + s.pp_comm + s.dp_comm).si()));
+      row.push_back(fmt::format("{:.3g}", s.communication().si()));
       row.push_back(fmt::format("{:.3g}", s.bubble.si()));
     }
     // What was assumed to predict the row, and where the memory model disagrees with the run.
