@@ -287,6 +287,30 @@ inline Error unexpected_error(const CLI::App& app, const std::string& help_hint)
   return Error{typed, "not expected", std::move(hint)};  // the flag, without any "=value"
 }
 
+// A list flag ('--rate 2,4,8') given an empty item ('2,,8', '2,4,'), which CLI11 would drop
+// without a word: the error naming it, or nullopt.
+inline std::optional<Error> empty_list_item(CLI::App& app, const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!a.starts_with("--")) {
+      continue;
+    }
+    const size_t eq = a.find('=');
+    const std::string name = a.substr(0, eq);
+    const CLI::Option* o = app.get_option_no_throw(name);
+    if (o == nullptr || o->get_delimiter() != ',') {
+      continue;
+    }
+    const std::string value =
+        eq != std::string::npos ? a.substr(eq + 1) : (i + 1 < args.size() ? args[i + 1] : "");
+    if (value.starts_with(',') || value.ends_with(',') || value.find(",,") != std::string::npos) {
+      return Error{name, fmt::format("'{}' has an empty item", value),
+                   "separate the values by single commas, e.g. 2,4,8"};
+    }
+  }
+  return std::nullopt;
+}
+
 inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::string>& args,
                                       const std::string& command) {
   std::vector<const char*> argv;
@@ -294,6 +318,9 @@ inline std::optional<int> parse_flags(CLI::App& app, const std::vector<std::stri
     argv.push_back(a.c_str());
   }
   const std::string hint = fmt::format("run '{} --help'", args.front());
+  if (std::optional<Error> e = empty_list_item(app, args)) {
+    return report_error(command, *e, kExitUsage);
+  }
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::CallForHelp&) {
