@@ -20,7 +20,7 @@ Result<std::string> parse_currency(std::string_view text) {
   return std::string(text);
 }
 
-Result<Money> parse_money(std::string_view text, std::string_view per) {
+Result<Money> parse_money(std::string_view text, std::string_view per, std::string_view per_words) {
   double amount = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), amount);
   std::string_view rest(end, text.data() + text.size() - end);
@@ -31,7 +31,16 @@ Result<Money> parse_money(std::string_view text, std::string_view per) {
                               : per.empty() ? "'50000 BRL'"
                                             : "'0.09 USD/GB'";
   // No price is nan, inf, negative or beyond a quadrillion (an hour of every GPU ever made).
-  if (ec != std::errc() || !std::isfinite(amount) || amount < 0 || amount > 1e15) {
+  if (ec == std::errc::result_out_of_range ||
+      (ec == std::errc() && std::isfinite(amount) && amount > 1e15)) {
+    return fail("", fmt::format("'{}' is out of range: expected 0 to 1e15", text),
+                "write it as e.g. " + example);
+  }
+  if (ec == std::errc() && amount < 0) {
+    return fail("", fmt::format("'{}' is negative: expected 0 to 1e15", text),
+                "write it as e.g. " + example);
+  }
+  if (ec != std::errc() || !std::isfinite(amount)) {
     return fail("", fmt::format("'{}' is not a price", text), "write it as e.g. " + example);
   }
   const size_t slash = rest.find('/');
@@ -42,7 +51,8 @@ Result<Money> parse_money(std::string_view text, std::string_view per) {
   if (!parse_currency(currency) || !per_ok) {
     return fail("",
                 per.empty() ? fmt::format("'{}' is not an amount of money", text)
-                            : fmt::format("'{}' is not a price per {}", text, per),
+                            : fmt::format("'{}' is not a price per {}", text,
+                                          per_words.empty() ? per : per_words),
                 "write a currency code" + std::string(per.empty() ? "" : " and the unit") +
                     ", e.g. " + example);
   }

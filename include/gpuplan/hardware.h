@@ -124,8 +124,10 @@ struct Money {
 
 // Parses "<amount> <CUR>/<per>" ("55.04 USD/h", "0.09 USD/GB"), or "<amount> <CUR>" when `per`
 // is empty ("50000 BRL"): the one money parser of every front end. The amount is finite and
-// >= 0; the currency is a three-letter ISO 4217 code.
-Result<Money> parse_money(std::string_view text, std::string_view per);
+// >= 0 and at most 1e15; the currency is a three-letter ISO 4217 code. `per_words` names the
+// unit in the error ("GPU-hour" for --price); empty: `per` as written.
+Result<Money> parse_money(std::string_view text, std::string_view per,
+                          std::string_view per_words = {});
 
 // A currency code as given ("BRL"); anything but three capital letters is an error.
 Result<std::string> parse_currency(std::string_view text);

@@ -109,10 +109,9 @@ std::string Table::csv() const {
 }
 
 Result<Money> parse_price(const std::string& text) {
-  Result<Money> m = parse_money(text, "h");
+  Result<Money> m = parse_money(text, "h", "GPU-hour");
   if (!m) {
-    return fail("--price", fmt::format("'{}' is not a price per GPU-hour", text),
-                "write it as e.g. '2.5 USD/h' or '14 BRL/h'");
+    return fail("--price", m.error().what, "write it as e.g. '2.5 USD/h' or '14 BRL/h'");
   }
   return m;
 }
