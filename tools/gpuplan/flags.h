@@ -289,7 +289,8 @@ inline Error unexpected_error(const CLI::App& app, const std::string& help_hint)
 
 // A list flag ('--rate 2,4,8') given an empty item ('2,,8', '2,4,'), which CLI11 would drop
 // without a word: the error naming it, or nullopt.
-inline std::optional<Error> empty_list_item(CLI::App& app, const std::vector<std::string>& args) {
+inline std::optional<Error> empty_list_item(const CLI::App& app,
+                                            const std::vector<std::string>& args) {
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (!a.starts_with("--")) {
