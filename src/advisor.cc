@@ -98,7 +98,7 @@ PlanCandidate plan_training(const PlanJob& job, const Model& model, const Catalo
   best.offer = &o;
   TrainJob base;
   base.memory.task = task_of(job.kind);
-  base.memory.precision = job.precision;
+  base.memory.precision = job.precision.value_or(Precision::kBf16);
   base.memory.seq = job.seq;
   base.memory.lora_rank = job.lora_rank;
   base.memory.lora_targets = job.lora_targets;
@@ -232,8 +232,10 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   const Gpu& gpu = **c.gpu(o.gpu);
   ServeJob sj;
   sj.base = offer_instance(c, o);
-  sj.base.precision = job.precision;
-  sj.base.kv_precision = default_kv_precision(job.precision);
+  const WeightChoice weights = choose_weights(model, Task::kInfer, job.precision, std::nullopt);
+  sj.base.precision = weights.precision;
+  sj.base.kv_precision = weights.kv_precision;
+  sj.base.as_released = weights.as_released;
   sj.max_pp = std::min(o.max_nodes, job.max_nodes);
   sj.workload.input_tokens = job.input_tokens;
   sj.workload.output_tokens = job.output_tokens;
@@ -775,13 +777,15 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   }
   // What the training model leaves out for this model and each ranked offer's GPU
   // (training_caveats), and for serving the GPU's estimated rates; each said once.
+  const Precision served =
+      choose_weights(model, Task::kInfer, job.precision, std::nullopt).precision;
   for (const PlanCandidate& p : plan.ranked) {
     std::vector<Text> caveats;
     if (p.training) {
       caveats = p.training->caveats;
     } else if (const Result<const Gpu*> g = catalog.gpu(p.offer->gpu)) {
-      if (Text note = estimated_rates_note(
-              **g, estimated_rates(**g, job.precision, AttentionKernels::kNative));
+      if (Text note =
+              estimated_rates_note(**g, estimated_rates(**g, served, AttentionKernels::kNative));
           !note.empty()) {
         caveats.push_back(std::move(note));
       }
@@ -801,9 +805,9 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
         published_mfus(catalog.data_dir() + "/validation/training.json", catalog);
     for (const PlanCandidate& p : plan.ranked) {
       const std::optional<PublishedMfu> ceiling =
-          published && p.training
-              ? best_published_mfu(*published, catalog, p.offer->gpu, job.precision)
-              : std::nullopt;
+          published && p.training ? best_published_mfu(*published, catalog, p.offer->gpu,
+                                                       job.precision.value_or(Precision::kBf16))
+                                  : std::nullopt;
       if (ceiling && p.mfu > ceiling->mfu) {
         plan.notes.push_back(
             {fmt::format("{}: predicted MFU {:.1f} % is above {}; its time may be optimistic",

@@ -100,8 +100,12 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
     return;
   }
   boundaries_across_nodes_ = nodes - 1;
-  const std::optional<double> rate = gemm_rate_of(gpu, in.precision);
   const std::optional<double> sixteen = gemm_rate_of(gpu, Precision::kBf16);
+  matmul_precision_ = in.precision;
+  if (in.as_released && !gemm_rate_of(gpu, in.precision)) {
+    matmul_precision_ = Precision::kBf16;  // weight-only kernels: W4A16, W8A16
+  }
+  const std::optional<double> rate = gemm_rate_of(gpu, matmul_precision_);
   if (!rate || !sixteen) {
     why_ = Why::kCalibration;
     reason_ = {fmt::format("{} has no {} tensor-core rate in the catalog", gpu.id,
@@ -118,6 +122,7 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   MemoryJob mj;
   mj.task = Task::kInfer;
   mj.precision = in.precision;
+  mj.as_released = in.as_released;
   mj.kv_precision = in.kv_precision;
   mj.layout.tp = in.tp;
   mj.layout.pp = in.pp;
@@ -168,7 +173,9 @@ InferenceModel::InferenceModel(const Model& m, const Instance& in, const MemoryP
   // the memory system are shared): serving's own, fitted to serving rows, as training's in-situ
   // shares are fitted to training steps, whose kernels also run beside overlapped collectives.
   const double share = ip.compute_share;
-  weight_bytes_ = quantized_weight_bytes(in.precision);
+  const QuantisedWeights quantised = quantised_weights(m, in.precision, in.as_released);
+  weight_bytes_ = quantised.bytes;
+  experts_only_ = quantised.experts_only;
   sixteen_rate_ = *sixteen * share;
   // Serving engines run attention kernels written for the part's architecture where it has
   // them measured.
@@ -229,9 +236,15 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
   Seconds matmul;
   for (const LayerSpan& span : spans_) {
     Seconds layer;
-    for (GemmShape g : detail::layer_gemms(model_, span.first, tokens, {t, 1, t})) {
+    const detail::LayerGemms gemms = detail::layer_gemms(model_, span.first, tokens, {t, 1, t});
+    for (int i = 0; i < gemms.count; ++i) {
+      GemmShape g = gemms.shapes[static_cast<size_t>(i)];
+      if (experts_only_ && i >= gemms.routed) {
+        layer += gemm_time(*instance_.gpu, Precision::kBf16, g, params_.compute_share);
+        continue;
+      }
       g.b_bytes = weight_bytes_;
-      layer += gemm_time(*instance_.gpu, instance_.precision, g, params_.compute_share);
+      layer += gemm_time(*instance_.gpu, matmul_precision_, g, params_.compute_share);
     }
     matmul += layer * static_cast<double>(span.count);
   }

@@ -33,6 +33,7 @@ LayerGemms layer_gemms(const Model& m, int64_t layer, int64_t rows, const GemmSp
         std::max<int64_t>(1, rows * e.experts_per_token * ep * etp / (t * ep * touched));
     g.add(per_expert, e.expert_intermediate * gate / etp, h, touched);
     g.add(per_expert, h, e.expert_intermediate / etp, touched);
+    g.routed = g.count;
     const int64_t shared = shared_expert_width(m);
     if (shared > 0) {
       g.add(rows, shared * gate / t, h);

@@ -36,6 +36,7 @@ double routed_per_token(const Model& m, const GemmSplit& split);
 struct LayerGemms {
   std::array<GemmShape, 7> shapes{};
   int count = 0;
+  int routed = 0;  // the first `routed` shapes are the routed experts' (0 in a dense layer)
 
   void add(int64_t rows, int64_t out, int64_t in, int64_t batch = 1) {
     if (rows > 0 && out > 0 && in > 0) {

@@ -196,9 +196,10 @@ MemoryBreakdown stage_memory(const Model& m, const ParameterCount& pc, const Mem
   b.overhead = params.runtime_reserved;
 
   if (job.task == Task::kInfer) {
-    const double q = quantized_weight_bytes(job.precision);
+    const QuantisedWeights q = quantised_weights(m, job.precision, job.as_released);
     const double wide = std::max(2.0, precision_bytes(job.precision));
-    b.weights = Bytes(sp.matmul_on_gpu * q + (sp.on_gpu - sp.matmul_on_gpu + outside) * wide);
+    const double quantised = q.experts_only ? sp.experts : sp.matmul_on_gpu;
+    b.weights = Bytes(quantised * q.bytes + (sp.on_gpu - quantised + outside) * wide);
     // Sliding-window layers keep no more than their window (held_context).
     b.kv_cache =
         Bytes(static_cast<double>(job.batch) * held_context(m, static_cast<double>(job.context)) *
@@ -286,6 +287,54 @@ double quantized_weight_bytes(Precision p) {
     default:
       return precision_bytes(p);
   }
+}
+
+WeightChoice choose_weights(const Model& m, Task task, std::optional<Precision> weights,
+                            std::optional<Precision> kv) {
+  WeightChoice c;
+  if (weights) {
+    c.precision = *weights;
+  } else if (task == Task::kInfer && m.released && m.released->understood) {
+    c.precision = m.released->precision;
+    c.as_released = true;
+  }
+  c.kv_precision = kv ? *kv : c.as_released ? Precision::kBf16 : default_kv_precision(c.precision);
+  return c;
+}
+
+Text unread_format_note(const Model& m, Task task, bool precision_given) {
+  if (task != Task::kInfer || precision_given || !m.released || m.released->understood) {
+    return {};
+  }
+  const std::string& method = m.released->method;
+  return {fmt::format("the config's quantization_config names '{}', a format gpuplan does not "
+                      "read: the weights are counted in bf16; give --precision (e.g. int4 for "
+                      "4-bit AWQ or GPTQ)",
+                      method),
+          fmt::format("o quantization_config do modelo indica '{}', formato que o gpuplan não "
+                      "lê: os pesos foram contados em bf16; informe --precision (p.ex. int4 "
+                      "para AWQ ou GPTQ de 4 bits)",
+                      method)};
+}
+
+QuantisedWeights quantised_weights(const Model& m, Precision precision, bool as_released) {
+  if (as_released && m.released && m.released->understood) {
+    return {m.released->bytes, m.released->experts_only};
+  }
+  return {quantized_weight_bytes(precision), false};
+}
+
+Text weights_name(const Model& m, Precision precision, bool as_released) {
+  if (!as_released || !m.released || !m.released->understood) {
+    const std::string name(precision_name(precision));
+    return {name, name};
+  }
+  const std::string& method = m.released->method;
+  if (m.released->experts_only) {
+    return {fmt::format("published {} experts, bf16 attention", method),
+            fmt::format("especialistas {} publicados, atenção bf16", method)};
+  }
+  return {fmt::format("published {}", method), fmt::format("{} publicados", method)};
 }
 
 Precision default_kv_precision(Precision weights) {

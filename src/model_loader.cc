@@ -543,6 +543,66 @@ const std::vector<std::string>& supported_model_types() {
   return kTypes;
 }
 
+// The checkpoint's own weight format, from `quantization_config` (transformers' HfQuantizer
+// configs). Read: "mxfp4" (OCP Microscaling Formats v1.0, sec. 5: blocks of 32 E2M1 values that
+// share one E8M0 scale byte, 4.25 bits a weight; routed experts only where
+// modules_to_not_convert keeps attention in 16 bits, as gpt-oss's config does) and "fp8" (one
+// byte a weight, with DeepSeek-V3's float32 scale per weight_block_size block where given).
+// Any other method is kept by name, not understood: the weights are then 16-bit unless a
+// precision is given, and the answers say so.
+Result<std::optional<ReleasedWeights>> read_released(const Json& obj, std::string_view text,
+                                                     const std::string& where, const Model& m) {
+  constexpr const char* kKey = "quantization_config";
+  if (!obj.contains(kKey) || obj[kKey].is_null()) {
+    return std::optional<ReleasedWeights>();
+  }
+  const Json& q = obj[kKey];
+  const std::string at = locate(text, where, kKey);
+  if (!q.is_object()) {
+    return fail(at, "key 'quantization_config' must be an object",
+                fmt::format("found {}", q.dump()));
+  }
+  if (!q.contains("quant_method") || !q["quant_method"].is_string()) {
+    return fail(at, "quantization_config has no quant_method string",
+                "as transformers writes it, e.g. \"quant_method\": \"fp8\"");
+  }
+  ReleasedWeights w;
+  w.method = q["quant_method"].get<std::string>();
+  if (w.method == "mxfp4") {
+    w.understood = true;
+    w.precision = Precision::kFp4;
+    w.bytes = 0.5 + 1.0 / 32.0;
+    if (q.contains("modules_to_not_convert")) {
+      const Json& kept = q["modules_to_not_convert"];
+      if (!kept.is_array()) {
+        return fail(at, "quantization_config.modules_to_not_convert must be a list of names",
+                    fmt::format("found {}", kept.dump()));
+      }
+      for (const Json& name : kept) {
+        if (name.is_string() && name.get<std::string>().find("self_attn") != std::string::npos) {
+          w.experts_only = m.is_moe();
+        }
+      }
+    }
+  } else if (w.method == "fp8") {
+    w.understood = true;
+    w.precision = Precision::kFp8;
+    w.bytes = 1.0;
+    if (q.contains("weight_block_size") && !q["weight_block_size"].is_null()) {
+      const Json& block = q["weight_block_size"];
+      const auto side = [](const Json& v) {
+        return v.is_number_integer() && v.get<int64_t>() > 0 && v.get<int64_t>() <= 65536;
+      };
+      if (!block.is_array() || block.size() != 2 || !side(block[0]) || !side(block[1])) {
+        return fail(at, "quantization_config.weight_block_size must be two positive integers",
+                    fmt::format("found {}; DeepSeek-V3 gives [128, 128]", block.dump()));
+      }
+      w.bytes += 4.0 / static_cast<double>(block[0].get<int64_t>() * block[1].get<int64_t>());
+    }
+  }
+  return std::optional<ReleasedWeights>(w);
+}
+
 Result<Model> parse_model_config(std::string_view json_text, const std::string& where,
                                  const std::string& id) {
   Json obj;
@@ -595,6 +655,7 @@ Result<Model> parse_model_config(std::string_view json_text, const std::string& 
   if (!read) {
     return read;
   }
+  GPUPLAN_ASSIGN_OR_RETURN(read->released, read_released(obj, json_text, where, *read));
   // Dropout probabilities, under whichever names the family uses; absent keys keep the
   // family's default (on for GPT-2, off for the others).
   for (const char* key : {"resid_pdrop", "attn_pdrop", "hidden_dropout", "attention_dropout",

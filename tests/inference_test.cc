@@ -254,6 +254,44 @@ TEST_F(InferenceTest, MixtureOfExpertsReadsOnlyTheExpertsItsTokensPick) {
   EXPECT_LT(more, 1.1 * six);
 }
 
+TEST_F(InferenceTest, PublishedMxfp4ExpertsRunDequantisedWhereThereAreNoFp4TensorCores) {
+  // gpt-oss-120b as published (model.h, ReleasedWeights): routed experts in MXFP4 (0.53125
+  // bytes a weight), attention and router in bf16. One decoding token picks 4 of 128 experts:
+  // ceil(128 (1 - (127/128)^4)) = 4 of one row each. Per layer: the experts' grouped up (2 x
+  // 2,880) and down projections reading 0.53125-byte weights, the router (128 x 2,880), QKV
+  // (64 x 64 + 2 x 8 x 64 columns) and the attention output, then the 16-bit head (201,088 x
+  // 2,880). An H100 has no fp4 tensor cores: the experts run as 16-bit GEMMs over the narrow
+  // weights (W4A16), as engines' weight-only kernels do, instead of the instance being refused;
+  // a B200 runs them on its fp4 rate.
+  for (const char* gpu : {"h100-sxm", "b200"}) {
+    Instance in;
+    in.gpu = *catalog_->gpu(gpu);
+    in.scale_up = *catalog_->fabric(in.gpu->scale_up);
+    in.precision = Precision::kFp4;
+    in.as_released = true;
+    const InferenceModel im(*catalog_->model("gpt-oss-120b"), in, catalog_->memory_params(),
+                            catalog_->train_params(), catalog_->inference_params());
+    ASSERT_TRUE(im.feasible()) << gpu << ": " << im.reason().en;
+    const Gpu& g = **catalog_->gpu(gpu);
+    const Precision experts = g.peak_for(Precision::kFp4) ? Precision::kFp4 : Precision::kBf16;
+    EXPECT_EQ(experts, std::string(gpu) == "b200" ? Precision::kFp4 : Precision::kBf16);
+    const double share = catalog_->inference_params().compute_share;
+    GemmShape up{1, 2 * 2880, 2880, 4, 0.53125};
+    GemmShape down{1, 2880, 2880, 4, 0.53125};
+    const double layer =
+        gemm_time(g, experts, up, share).si() + gemm_time(g, experts, down, share).si() +
+        serving_gemms(gpu, {{1, 128, 2880}, {1, 4096 + 2 * 512, 2880}, {1, 2880, 4096}});
+    BatchShape one;
+    one.decodes = 1;
+    one.logits = 1;
+    EXPECT_NEAR(im.iteration(one).matmul.si(), 36 * layer + serving_gemms(gpu, {{1, 201088, 2880}}),
+                1e-12)
+        << gpu;
+  }
+  // Not published so, fp4 weights on an H100 have no rate to run at.
+  EXPECT_FALSE(make("gpt-oss-120b", "h100-sxm", 1, Precision::kFp4).feasible());
+}
+
 TEST_F(InferenceTest, AnInstanceThatCannotServeSaysWhy) {
   // 70B in bf16 is ~141 GB of weights: more than one H100's 79.6 GiB.
   const InferenceModel big = make("llama-3.1-70b", "h100-sxm", 1);

@@ -356,6 +356,44 @@ TEST(Precisions, NvFp4StoresHalfAByteAndABlockScalePerSixteen) {
   }
 }
 
+// Inference with no precision given takes the checkpoint's published format. gpt-oss-120b:
+// 114,701,598,720 routed-expert parameters (36 layers x 128 experts x (3 x 2,880 x 2,880 + 8,640
+// biases)) at MXFP4's 0.53125 bytes, the other 2,127,557,952 (attention, router, norms,
+// embeddings and head) at 2 bytes: 65,190,340,224 B = 60.71 GiB, as OpenAI's model card gives
+// the checkpoint (arXiv 2508.10925, Table 1: 60.8 GiB; gpt-oss-20b 12.8 GiB).
+TEST(Inference, WeightsAsPublishedUnlessAPrecisionIsGiven) {
+  const Catalog& c = shipped_catalog();
+  const Model oss = *c.model("gpt-oss-120b");
+  const WeightChoice published = choose_weights(oss, Task::kInfer, std::nullopt, std::nullopt);
+  EXPECT_EQ(published.precision, Precision::kFp4);
+  EXPECT_TRUE(published.as_released);
+  EXPECT_EQ(published.kv_precision, Precision::kBf16);  // engines' "auto": the model's 16 bits
+  MemoryJob job;
+  job.task = Task::kInfer;
+  job.precision = published.precision;
+  job.as_released = published.as_released;
+  const double weights = memory_per_gpu(oss, job, kNoOverhead).weights.si();
+  EXPECT_DOUBLE_EQ(weights, 114701598720.0 * 0.53125 + 2127557952.0 * 2);
+  EXPECT_NEAR(weights / kGiB, 60.8, 0.1);
+  EXPECT_EQ(weights_name(oss, job.precision, true).en, "published mxfp4 experts, bf16 attention");
+
+  const Model small = *c.model("gpt-oss-20b");
+  EXPECT_NEAR(memory_per_gpu(small, job, kNoOverhead).weights.si() / kGiB, 12.8, 0.1);
+
+  // A precision given wins, with its own KV default; training ignores the published format.
+  const WeightChoice given = choose_weights(oss, Task::kInfer, Precision::kFp8, std::nullopt);
+  EXPECT_EQ(given.precision, Precision::kFp8);
+  EXPECT_FALSE(given.as_released);
+  EXPECT_EQ(given.kv_precision, Precision::kFp8);
+  const WeightChoice train = choose_weights(oss, Task::kTrain, std::nullopt, std::nullopt);
+  EXPECT_EQ(train.precision, Precision::kBf16);
+  EXPECT_FALSE(train.as_released);
+  const WeightChoice dense =
+      choose_weights(*c.model("llama-3.1-8b"), Task::kInfer, std::nullopt, Precision::kFp8);
+  EXPECT_EQ(dense.precision, Precision::kBf16);
+  EXPECT_EQ(dense.kv_precision, Precision::kFp8);
+}
+
 TEST(Inference, KvCacheScalesWithBatchAndContextAndShardsOverTp) {
   // KV per GPU = batch x context x 2 x layers x (kv_heads / tp) x head_dim x bytes.
   const Model m = gpt(4096, 32, 32);

@@ -242,6 +242,50 @@ TEST_F(ModelTest, GptOssCountsItsBiasesSinksAndWindow) {
   EXPECT_EQ(count_parameters(model("gpt-oss-120b")).total, 116'829'156'672);
 }
 
+// quantization_config: the format the checkpoint is published in. gpt-oss's config
+// (huggingface.co/openai/gpt-oss-120b) names MXFP4 and keeps attention, router, embeddings and
+// head out of it; MXFP4 is 32 E2M1 values of 4 bits and one E8M0 scale byte, 0.5 + 1/32 bytes a
+// weight (OCP Microscaling Formats v1.0, sec. 5). DeepSeek-V3's names fp8 with a float32 scale
+// per 128 x 128 block: 1 + 4 / 16,384 bytes.
+TEST_F(ModelTest, ReadsTheFormatTheCheckpointIsPublishedIn) {
+  const Model oss = model("gpt-oss-120b");
+  ASSERT_TRUE(oss.released.has_value());
+  EXPECT_TRUE(oss.released->understood);
+  EXPECT_EQ(oss.released->method, "mxfp4");
+  EXPECT_EQ(oss.released->precision, Precision::kFp4);
+  EXPECT_DOUBLE_EQ(oss.released->bytes, 0.53125);
+  EXPECT_TRUE(oss.released->experts_only);
+
+  const Model ds = model("deepseek-v3");
+  ASSERT_TRUE(ds.released.has_value());
+  EXPECT_EQ(ds.released->precision, Precision::kFp8);
+  EXPECT_DOUBLE_EQ(ds.released->bytes, 1.0 + 4.0 / 16384.0);
+  EXPECT_FALSE(ds.released->experts_only);
+
+  EXPECT_FALSE(model("llama-3.1-8b").released.has_value());
+
+  // A method gpuplan does not read is kept by name, not understood; a malformed block is an
+  // error naming the key's line.
+  const std::string head =
+      "{\n  \"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4,\n"
+      "  \"vocab_size\": 100, \"n_positions\": 64,\n  \"quantization_config\": ";
+  Result<Model> awq =
+      parse_model_config(head + "{\"quant_method\": \"awq\", \"bits\": 4}\n}", "cfg.json", "x");
+  ASSERT_TRUE(awq.has_value());
+  ASSERT_TRUE(awq->released.has_value());
+  EXPECT_EQ(awq->released->method, "awq");
+  EXPECT_FALSE(awq->released->understood);
+  Result<Model> block = parse_model_config(
+      head + "{\"quant_method\": \"fp8\", \"weight_block_size\": [128]}\n}", "cfg.json", "x");
+  ASSERT_FALSE(block.has_value());
+  EXPECT_EQ(block.error().message(),
+            "cfg.json:4: quantization_config.weight_block_size must be two positive integers; "
+            "found [128]; DeepSeek-V3 gives [128, 128]");
+  Result<Model> method = parse_model_config(head + "{\"bits\": 4}\n}", "cfg.json", "x");
+  ASSERT_FALSE(method.has_value());
+  EXPECT_EQ(method.error().where, "cfg.json:4");
+}
+
 TEST(ModelLoader, ReadsGemma3TextWithItsLocalLayers) {
   // Gemma 3 1B's config.json (gemma3_text): h 1152, 26 layers, 4 heads of 256 and 1 KV head,
   // GeGLU of 6912, vocab 262144 tied. Per layer: q 1152 x 1024 + k, v 2 x 1152 x 256 + o 1024 x

@@ -34,7 +34,9 @@ struct PlanJob {
   int64_t global_batch = 0;  // sequences per step; 0: 1,024 for pretraining, 128 otherwise
   int64_t lora_rank = 16;
   LoraTargets lora_targets = LoraTargets::kAllLinear;
-  Precision precision = Precision::kBf16;
+  // Weights; nullopt: bf16 for training, the checkpoint's own format for serving
+  // (choose_weights, memory.h).
+  std::optional<Precision> precision;
   // The training software, "ID" or "ID@YEAR" (Catalog::software): its memory rule, kernels and
   // overlap.
   std::string framework = std::string(kDefaultFramework);

@@ -39,6 +39,11 @@ struct Instance {
   int64_t nics_per_node = 0;
   Precision precision = Precision::kBf16;     // weights (and GEMM inputs for fp8 / int8)
   Precision kv_precision = Precision::kBf16;  // KV cache
+  // The weights are the checkpoint's as published (Model::released, memory.h): its bytes per
+  // weight and which matrices are quantised; `precision` is their class. Where the GPU has no
+  // tensor-core rate for that class (MXFP4 on Hopper), they are dequantised into 16-bit GEMMs,
+  // as engines' weight-only kernels do, instead of the instance being refused.
+  bool as_released = false;
 
   int64_t gpus() const { return tp * pp; }
 };
@@ -152,8 +157,10 @@ class InferenceModel {
   // The weight GEMMs, timed by gemm_time() (gemm.h) layer span by layer span, as training times
   // them, in the instance's precision at serving's compute share (params_.compute_share).
   Model model_;
-  LayerSpans spans_;         // layer_spans(model_)
-  double weight_bytes_ = 2;  // bytes per stored weight (int4: dequantised)
+  LayerSpans spans_;                               // layer_spans(model_)
+  double weight_bytes_ = 2;                        // bytes per stored weight (int4: dequantised)
+  Precision matmul_precision_ = Precision::kBf16;  // the quantised matrices' GEMMs run in it
+  bool experts_only_ = false;  // only routed experts are quantised; the other GEMMs 16-bit
   // Rates.
   double sixteen_rate_ = 0;    // FLOP/s of 16-bit GEMMs (decode attention)
   double attention_rate_ = 0;  // FLOP/s of attention kernels

@@ -19,6 +19,7 @@
 
 #include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
+#include "gpuplan/lang.h"
 #include "gpuplan/model.h"
 #include "gpuplan/params.h"
 #include "gpuplan/result.h"
@@ -91,6 +92,9 @@ struct MemoryJob {
   Task task = Task::kTrain;
   Precision precision = Precision::kBf16;     // weights and compute
   Precision kv_precision = Precision::kBf16;  // inference KV cache
+  // Inference: the weights are the checkpoint's as published (Model::released: its bytes and
+  // which matrices), `precision` the class of its quantised matrices.
+  bool as_released = false;
   Optimizer optimizer = Optimizer::kAdam;
   Recompute recompute = Recompute::kNone;
   Parallelism layout;
@@ -215,6 +219,37 @@ double quantized_weight_bytes(Precision p);
 // format, fp4 (NVFP4) weights come with an fp8 cache (TensorRT Model Optimizer's quantisation
 // default), the others bf16.
 Precision default_kv_precision(Precision weights);
+
+// The weights and KV cache of a job, from what the user gave (nullopt: not given). Inference
+// with no precision: the checkpoint's format where its config declares one gpuplan reads
+// (Model::released; gpt-oss's MXFP4 experts, DeepSeek-V3's block-scaled fp8) with a 16-bit KV
+// cache unless one is given, as engines' "auto" KV format keeps the model's activation type.
+// Otherwise the precision given or bf16, and default_kv_precision unless the KV one is given.
+// One rule for fit, serve and plan.
+struct WeightChoice {
+  Precision precision = Precision::kBf16;
+  Precision kv_precision = Precision::kBf16;
+  bool as_released = false;
+};
+WeightChoice choose_weights(const Model& m, Task task, std::optional<Precision> weights,
+                            std::optional<Precision> kv);
+
+// What an inference answer says when the checkpoint declares a format gpuplan does not read
+// (an AWQ or GPTQ quant_method) and no precision was given: the weights were counted in bf16.
+// Empty otherwise.
+Text unread_format_note(const Model& m, Task task, bool precision_given);
+
+// Bytes per weight of the quantised matrices and whether only routed experts are quantised, of
+// an inference job's weights: the checkpoint's (as_released) or quantized_weight_bytes.
+struct QuantisedWeights {
+  double bytes = 2;
+  bool experts_only = false;
+};
+QuantisedWeights quantised_weights(const Model& m, Precision precision, bool as_released);
+
+// How the answers name a job's weights: "published mxfp4 experts, bf16 attention", "published
+// fp8", or the precision's name.
+Text weights_name(const Model& m, Precision precision, bool as_released);
 
 // Bytes of KV cache per token on one GPU of the layout (tp shards heads; pp splits layers).
 double kv_bytes_per_token_per_gpu(const Model& model, const MemoryJob& job, int64_t stage_layers);

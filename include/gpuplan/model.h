@@ -13,10 +13,12 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/hardware.h"
 #include "gpuplan/result.h"
 
 namespace gpuplan {
@@ -49,6 +51,18 @@ struct MixtureOfExperts {
   int64_t dense_layers = 0;         // the first layers that stay dense (DeepSeek first_k_dense)
   bool router_bias = false;         // per-expert score-correction bias (DeepSeek-V3)
   bool shared_gate = false;         // a sigmoid gate on the shared expert, h parameters (Qwen2-MoE)
+};
+
+// The weights' format as the checkpoint is published, where its config declares one
+// (`quantization_config`): gpt-oss ships its routed experts in MXFP4, DeepSeek-V3 and Kimi K2
+// their matrices in fp8 with a scale per 128 x 128 block. Inference takes it as the weights when
+// no precision is given (memory.h: choose_weights); training ignores it.
+struct ReleasedWeights {
+  std::string method;                      // quant_method as written ("mxfp4", "fp8", "awq")
+  bool understood = false;                 // false: a method gpuplan does not read
+  Precision precision = Precision::kBf16;  // the class of the quantised matrices (fp4, fp8)
+  double bytes = 2;                        // per quantised weight, block scales included
+  bool experts_only = false;  // only the routed experts' matrices; attention and router 16-bit
 };
 
 // Sliding-window attention: `layers` of the model's layers attend to the last `tokens`
@@ -89,6 +103,7 @@ struct Model {
   MixtureOfExperts moe;
   int64_t extra_prediction_layers = 0;  // DeepSeek MTP modules: not counted in `params`
   SlidingWindow window;
+  std::optional<ReleasedWeights> released;  // nullopt: published in 16 bits
 
   bool is_moe() const { return moe.experts > 0; }
   bool is_latent_attention() const { return mla.kv_lora_rank > 0; }

@@ -25,7 +25,7 @@ struct FitFlags {
   std::string gpu;
   std::string offer;
   std::string task;
-  std::string precision = "bf16";
+  std::string precision;  // empty: the task's default
   std::string kv_precision;
   std::string optimizer = "adam";
   std::string recompute = "none";
@@ -58,9 +58,20 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model, const Catalog&
   Result<Task> task = parse_task(f.task);
   if (!task)
     return flagged("--task", task.error());
-  Result<Precision> precision = parse_precision(f.precision);
-  if (!precision)
-    return flagged("--precision", precision.error());
+  std::optional<Precision> precision;  // not given: the task's default (choose_weights)
+  if (!f.precision.empty()) {
+    Result<Precision> p = parse_precision(f.precision);
+    if (!p)
+      return flagged("--precision", p.error());
+    precision = *p;
+  }
+  std::optional<Precision> kv;
+  if (!f.kv_precision.empty()) {
+    Result<Precision> k = parse_precision(f.kv_precision);
+    if (!k)
+      return flagged("--kv-precision", k.error());
+    kv = *k;
+  }
   Result<Optimizer> optimizer = parse_optimizer(f.optimizer);
   if (!optimizer)
     return flagged("--optimizer", optimizer.error());
@@ -68,16 +79,12 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model, const Catalog&
   if (!recompute)
     return flagged("--recompute", recompute.error());
   job.task = *task;
-  job.precision = *precision;
   job.optimizer = *optimizer;
   job.recompute = *recompute;
-  job.kv_precision = default_kv_precision(*precision);
-  if (!f.kv_precision.empty()) {
-    Result<Precision> kv = parse_precision(f.kv_precision);
-    if (!kv)
-      return flagged("--kv-precision", kv.error());
-    job.kv_precision = *kv;
-  }
+  const WeightChoice weights = choose_weights(model, *task, precision, kv);
+  job.precision = weights.precision;
+  job.kv_precision = weights.kv_precision;
+  job.as_released = weights.as_released;
   // The framework decides the state bytes and attention kernels; --attention overrides.
   Result<Software> software = catalog.software(f.framework);
   if (!software)
@@ -137,12 +144,13 @@ std::string layout_text(const MemoryJob& job, Lang lang = Lang::kEn) {
   return s;
 }
 
-std::string job_text(const MemoryJob& job, Lang lang = Lang::kEn) {
+std::string job_text(const Model& model, const MemoryJob& job, Lang lang = Lang::kEn) {
   const std::string context = number(static_cast<double>(job.context), 0, lang);
   if (job.task == Task::kInfer) {
     return say(lang, "inference, {} weights, {} KV cache, batch {} x {} tokens of context",
                "inferência, pesos {}, cache KV {}, lote {} x {} tokens de contexto",
-               precision_name(job.precision), precision_name(job.kv_precision), job.batch, context);
+               weights_name(model, job.precision, job.as_released).in(lang),
+               precision_name(job.kv_precision), job.batch, context);
   }
   const std::string what =
       job.task == Task::kLora    ? say(lang, "LoRA rank {}", "LoRA posto {}", job.lora_rank)
@@ -212,6 +220,7 @@ void print_json(const Model& model, const FitJob& fj, const FitAnswer& a) {
       .begin_object()
       .field("task", task_name(job.task))
       .field("precision", precision_name(job.precision))
+      .field("weights", weights_name(model, job.precision, job.as_released).en)
       .field("kv_precision", precision_name(job.kv_precision))
       .field("optimizer", optimizer_name(job.optimizer))
       .field("seq_tokens", job.seq)
@@ -313,12 +322,13 @@ std::string state_text(const MemoryJob& job, Lang lang) {
              job.master_bytes > 0 ? tr(lang, "fp32 master copy and ", "cópia mestra fp32 e ") : "");
 }
 
-void print_memory_table(const MemoryBreakdown& m, const MemoryJob& job, Lang lang) {
+void print_memory_table(const Model& model, const MemoryBreakdown& m, const MemoryJob& job,
+                        Lang lang) {
   Table t({"item", "GiB", "GB"}, {false, true, true});
   auto row = [&](const std::string& name, Bytes b) {
     t.add({name, number(b / GiB(1), 2, lang), number(b / GB(1), 2, lang)});
   };
-  const std::string precision(precision_name(job.precision));
+  const std::string precision = weights_name(model, job.precision, job.as_released).in(lang);
   const bool full = job.task == Task::kTrain || job.task == Task::kFinetune;
   row(job.task == Task::kQlora
           ? tr(lang, "weights (4-bit NF4 base + adapters)",
@@ -404,7 +414,7 @@ void print_text(const Model& model, const FitJob& fj, const FitAnswer& a, Lang l
                    count(static_cast<double>(pc.active_per_token))));
   }
   emit("{}", say(lang, ", {} layers\n", ", {} camadas\n", model.layers));
-  emit("{} {}\n", tr(lang, "job    ", "tarefa "), job_text(job, lang));
+  emit("{} {}\n", tr(lang, "job    ", "tarefa "), job_text(model, job, lang));
 
   if (fj.gpu != nullptr && report) {
     const Gpu& g = *fj.gpu;
@@ -416,7 +426,7 @@ void print_text(const Model& model, const FitJob& fj, const FitAnswer& a, Lang l
     emit("{}", say(lang, "memory per GPU ({} of {} stages, {} layers):\n",
                    "memória por GPU (estágio {} de {}, {} camadas):\n", m.stage + 1, job.layout.pp,
                    m.stage_layers));
-    print_memory_table(m, job, lang);
+    print_memory_table(model, m, job, lang);
     emit("\n{}: {}\n", tr(lang, "verdict", "veredito"), report->verdict.reason.in(lang));
     if (job.task == Task::kTrain || job.task == Task::kFinetune) {
       const double per_param = (m.weights + m.gradients + m.optimizer) / Bytes(m.parameters);
@@ -469,7 +479,14 @@ void print_text(const Model& model, const FitJob& fj, const FitAnswer& a, Lang l
                        count(static_cast<double>(fp8->kv->tokens - kv.tokens))));
       }
     }
-    if (!g.peak_for(job.precision)) {
+    if (!g.peak_for(job.precision) && job.as_released) {
+      emit("{}", say(lang,
+                     "note:   {} has no {} tensor cores; engines dequantise these weights into "
+                     "16-bit matrix multiplies\n",
+                     "nota:   {} não tem tensor cores {}; os motores convertem esses pesos para "
+                     "multiplicações de 16 bits\n",
+                     g.id, precision_name(job.precision)));
+    } else if (!g.peak_for(job.precision)) {
       emit("{}",
            say(lang, "note:   {} has no {} tensor cores; it would run {} math in another format\n",
                "nota:   {} não tem tensor cores {}; faria a conta {} em outro formato\n", g.id,
@@ -523,7 +540,7 @@ std::string html_report(const Model& model, const FitJob& fj, const FitAnswer& a
                           number(static_cast<double>(count_parameters(model).total), 0, lang),
                           tr(lang, "parameters", "parâmetros"), model.layers,
                           tr(lang, "layers", "camadas")));
-  h.paragraph(job_text(job));
+  h.paragraph(job_text(model, job, lang));
   std::vector<StackedRow> rows;
   if (fj.gpu != nullptr && a.on_gpu) {
     h.verdict(fmt::format("{}, {}: {}", fj.gpu->id, layout_text(job, lang),
@@ -585,7 +602,10 @@ int run_fit(const std::vector<std::string>& args) {
       ->check(rule(fields::kSeq));
   app.add_option("--micro-batch", f.micro_batch, "training sequences per micro-batch (default 1)")
       ->check(rule(fields::kMicroBatch));
-  app.add_option("--precision", f.precision, names_help(precision_names(), "default bf16"));
+  app.add_option("--precision", f.precision,
+                 names_help(precision_names(),
+                            "default bf16; inference: the checkpoint's own format where its "
+                            "config.json declares one, e.g. gpt-oss's mxfp4 experts"));
   app.add_option("--optimizer", f.optimizer, names_help(optimizer_names(), "default adam"));
   app.add_flag("--offload-optimizer", f.offload_optimizer,
                "keep optimizer states in host memory (ZeRO-Offload)");
@@ -721,6 +741,10 @@ int run_fit(const std::vector<std::string>& args) {
     print_csv(*answer);
   } else {
     print_text(*model, fj, *answer, out.lang);
+    if (const Text note = unread_format_note(*model, fj.memory.task, !f.precision.empty());
+        !note.empty()) {
+      emit("{}: {}\n", tr(out.lang, "note", "nota"), note.in(out.lang));
+    }
   }
   return kExitOk;
 }

@@ -32,7 +32,7 @@ int usage(const std::string& flag, const std::string& what, const std::string& h
 }
 
 struct ServeFlags {
-  std::string model, gpu, offer, price, lengths, precision = "bf16", kv_precision;
+  std::string model, gpu, offer, price, lengths, precision, kv_precision;
   std::string dataset, input_dist, output_dist;
   double input_sd = -1, output_sd = -1;
   std::string balancer = "least-loaded", kv_policy, engine, slo_ttft, slo_tpot, think, scale_out,
@@ -90,10 +90,12 @@ void add_flags(CLI::App& app, ServeFlags& f) {
       ->check(rule(fields::kParallel));
   app.add_option("--precision", f.precision,
                  "weights: " + names_help(precision_names(),
-                                          "default bf16; nvfp4, w4a16 and w8a8 are read as fp4, "
-                                          "int4 and int8"));
+                                          "default: the checkpoint's own format where its "
+                                          "config.json declares one, else bf16; nvfp4, w4a16 "
+                                          "and w8a8 are read as fp4, int4 and int8"));
   app.add_option("--kv-precision", f.kv_precision,
-                 "KV cache: bf16 or fp8 (default: as weights; fp8 with fp4 weights)");
+                 "KV cache: bf16 or fp8 (default: as weights; fp8 with fp4 weights; bf16 with "
+                 "the checkpoint's own)");
   app.add_option("--rate", f.rates,
                  "Poisson arrivals, requests/s over all replicas; a list (2,4,8) sweeps the "
                  "loads (default: every request queued at once)")
@@ -248,18 +250,20 @@ Result<std::optional<Seconds>> duration_flag(const char* flag, const std::string
 // Everything that needs no catalog: precisions, objective, load, batching, balancer.
 Result<ServeReport> read_flags(const ServeFlags& f) {
   ServeReport a;
-  Result<Precision> p = parse_precision(f.precision);
-  if (!p) {
-    return fail("--precision", p.error().what, p.error().hint);
+  // Applied once the model is known (choose_weights): its checkpoint may set the default.
+  if (!f.precision.empty()) {
+    Result<Precision> p = parse_precision(f.precision);
+    if (!p) {
+      return fail("--precision", p.error().what, p.error().hint);
+    }
+    a.precision_given = *p;
   }
-  a.job.base.precision = *p;
-  a.job.base.kv_precision = default_kv_precision(*p);
   if (!f.kv_precision.empty()) {
     Result<Precision> k = parse_precision(f.kv_precision);
     if (!k) {
       return fail("--kv-precision", k.error().what, k.error().hint);
     }
-    a.job.base.kv_precision = *k;
+    a.kv_precision_given = *k;
   }
   std::optional<Seconds> think;
   GPUPLAN_ASSIGN_OR_RETURN(a.job.slo.ttft_p99, duration_flag("--slo-ttft", f.slo_ttft, false));
@@ -397,10 +401,11 @@ Result<bool> read_hardware(const ServeFlags& f, const Catalog& c, ServeReport& a
       return fail("--offer", o.error().what, o.error().hint);
     }
     a.offer = *o;
-    const Precision weights = in.precision, kv = in.kv_precision;
+    const Instance chosen = in;  // the weights and KV cache
     in = offer_instance(c, *a.offer);
-    in.precision = weights;
-    in.kv_precision = kv;
+    in.precision = chosen.precision;
+    in.kv_precision = chosen.kv_precision;
+    in.as_released = chosen.as_released;
     a.price = offer_gpu_price(*a.offer);
   } else {
     Result<const Gpu*> gpu = c.gpu(f.gpu);
@@ -464,6 +469,13 @@ int run_serve(const std::vector<std::string>& args) {
     return report_error(kName, model.error());
   }
   a.model = model->id;
+  const WeightChoice weights =
+      choose_weights(*model, Task::kInfer, a.precision_given, a.kv_precision_given);
+  a.job.base.precision = weights.precision;
+  a.job.base.kv_precision = weights.kv_precision;
+  a.job.base.as_released = weights.as_released;
+  a.weights = weights_name(*model, weights.precision, weights.as_released);
+  a.weights_note = unread_format_note(*model, Task::kInfer, a.precision_given.has_value());
   if (Result<bool> d = read_distributions(f, *catalog, a); !d) {
     return report_error(kName, d.error(), kExitUsage);
   }

@@ -792,8 +792,7 @@ std::string serve_html(const ServeReport& r) {
   HtmlReport h(fmt::format("gpuplan serve: {} / {}", r.model, r.gpu->id), lang);
   h.paragraph(say(lang, "serve {} on {}, {} weights, {} KV cache, {}",
                   "servir {} em {}, pesos {}, cache KV {}, {}", r.model, r.gpu->id,
-                  precision_name(job.base.precision), precision_name(job.base.kv_precision),
-                  r.per_request));
+                  r.weights.in(lang), precision_name(job.base.kv_precision), r.per_request));
   const ServeOption* best = a.best_option();
   if (best == nullptr) {
     h.verdict(fmt::format("{} {} {}.", r.model,
@@ -917,8 +916,10 @@ void print_serve_text(const ServeReport& r) {
   const ServeAnswer& a = r.answer;
   emit("{}", say(lang, "serve {} on {}, {} weights, {} KV cache, {}\n\n",
                  "servir {} em {}, pesos {}, cache KV {}, {}\n\n", r.model, r.gpu->id,
-                 precision_name(job.base.precision), precision_name(job.base.kv_precision),
-                 r.per_request));
+                 r.weights.in(lang), precision_name(job.base.kv_precision), r.per_request));
+  if (!r.weights_note.empty()) {
+    emit("{}: {}\n\n", tr(lang, "note", "nota"), r.weights_note.in(lang));
+  }
   print_options(r);
   const ServeOption* best = a.best_option();
   if (best == nullptr) {
@@ -1040,6 +1041,7 @@ void print_serve_json(const ServeReport& r) {
       .field("model", r.model)
       .field("gpu", r.gpu->id)
       .field("precision", std::string(precision_name(job.base.precision)))
+      .field("weights", r.weights.en)
       .field("kv_precision", std::string(precision_name(job.base.kv_precision)))
       .field("input_tokens", r.input)
       .field("output_tokens", r.output)

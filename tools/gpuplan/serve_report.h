@@ -20,6 +20,10 @@ struct ServeReport {
   const Gpu* gpu = nullptr;
   const Offer* offer = nullptr;  // when the hardware came from an offer
   ServeJob job;
+  std::optional<Precision> precision_given;  // --precision; nullopt: choose_weights decides
+  std::optional<Precision> kv_precision_given;
+  Text weights;       // how the answer names the weights (weights_name)
+  Text weights_note;  // unread_format_note, when the checkpoint's format was not read
   ServeAnswer answer;
   std::string per_request;  // "467 -> 256 tokens per request", or the trace
   std::string load;         // the load, for people
