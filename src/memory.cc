@@ -307,13 +307,13 @@ Text unread_format_note(const Model& m, Task task, bool precision_given) {
     return {};
   }
   const std::string& method = m.released->method;
-  return {fmt::format("the config's quantization_config names '{}', a format gpuplan does not "
-                      "read: the weights are counted in bf16; give --precision (e.g. int4 for "
-                      "4-bit AWQ or GPTQ)",
+  return {fmt::format("the config's quantization_config names '{}' in a form gpuplan does not "
+                      "read: the weights are counted in bf16; give --precision (e.g. int4 for a "
+                      "4-bit format)",
                       method),
-          fmt::format("o quantization_config do modelo indica '{}', formato que o gpuplan não "
+          fmt::format("o quantization_config do modelo indica '{}' numa forma que o gpuplan não "
                       "lê: os pesos foram contados em bf16; informe --precision (p.ex. int4 "
-                      "para AWQ ou GPTQ de 4 bits)",
+                      "para um formato de 4 bits)",
                       method)};
 }
 

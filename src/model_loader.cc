@@ -543,13 +543,72 @@ const std::vector<std::string>& supported_model_types() {
   return kTypes;
 }
 
-// The checkpoint's own weight format, from `quantization_config` (transformers' HfQuantizer
-// configs). Read: "mxfp4" (OCP Microscaling Formats v1.0, sec. 5: blocks of 32 E2M1 values that
-// share one E8M0 scale byte, 4.25 bits a weight; routed experts only where
-// modules_to_not_convert keeps attention in 16 bits, as gpt-oss's config does) and "fp8" (one
-// byte a weight, with DeepSeek-V3's float32 scale per weight_block_size block where given).
-// Any other method is kept by name, not understood: the weights are then 16-bit unless a
-// precision is given, and the answers say so.
+// Which matrices a published format quantises, from the modules it keeps in 16 bits
+// (modules_to_not_convert, compressed-tensors' ignore): the head and embeddings never count;
+// attention kept out of a mixture of experts leaves the routed experts (gpt-oss; the router
+// and a shared expert are counted in 16 bits with attention). Attention kept out of a dense
+// model, or any other module, is a split gpuplan does not model: nullopt.
+std::optional<bool> experts_only(const Json& kept, const Model& m) {
+  bool attention = false;
+  for (const Json& name : kept) {
+    if (!name.is_string()) {
+      return std::nullopt;
+    }
+    std::string_view n = name.get_ref<const std::string&>();
+    if (n.ends_with("$")) {
+      n.remove_suffix(1);  // compressed-tensors' "re:.*mlp.gate$"
+    }
+    const auto has = [&](std::string_view part) { return n.find(part) != std::string_view::npos; };
+    if (has("attn")) {
+      attention = true;
+    } else if (!has("lm_head") && !has("embed") && !has("router") && !n.ends_with(".gate") &&
+               !has("shared_expert_gate")) {
+      return std::nullopt;
+    }
+  }
+  if (attention && !m.is_moe()) {
+    return std::nullopt;
+  }
+  return attention;
+}
+
+// A positive integer key of a quantisation block, or `fallback` when absent; -1 (GPTQ's
+// per-channel group) reads as 0: one scale per row, negligible.
+std::optional<int64_t> group_of(const Json& q, const char* key, int64_t fallback) {
+  if (!q.contains(key) || q[key].is_null()) {
+    return fallback;
+  }
+  const Json& v = q[key];
+  if (!v.is_number_integer() || v.get<int64_t>() > kMostDimension) {
+    return std::nullopt;
+  }
+  const int64_t g = v.get<int64_t>();
+  if (g == -1) {
+    return 0;
+  }
+  return g > 0 ? std::optional<int64_t>(g) : std::nullopt;
+}
+
+// Bytes per weight of `bits`-bit integers with a 16-bit scale (and with `zero_point`, a
+// `bits`-bit zero) per group of `group` (0: per row, negligible).
+double integer_bytes(int64_t bits, int64_t group, bool zero_point) {
+  const double value = static_cast<double>(bits) / 8.0;
+  return group > 0 ? value + (2.0 + (zero_point ? value : 0.0)) / static_cast<double>(group)
+                   : value;
+}
+
+// The checkpoint's own weight format, from `quantization_config` (transformers' quantizer
+// configs). Read:
+// - "mxfp4" (OCP Microscaling Formats v1.0, sec. 5: blocks of 32 E2M1 values sharing one E8M0
+//   scale byte, 4.25 bits a weight);
+// - "fp8" (a byte a weight, DeepSeek-V3's float32 scale per weight_block_size block);
+// - "awq" and "gptq" with 4 or 8 bits: packed integers, a 16-bit scale and a packed zero per
+//   group_size weights (AutoAWQ's and GPTQ's layouts), gpuplan's int4 and int8 classes;
+// - "compressed-tensors" with one weight scheme (llm-compressor's checkpoints): 8-bit floats
+//   (fp8), 8- or 4-bit integers by group or channel, 4-bit floats in groups of 16 (NVFP4).
+// Modules kept in 16 bits: see experts_only. Any other method, or a scheme outside these, is
+// kept by name, not understood: the weights are then 16-bit unless a precision is given, and
+// the answers say so. A key of the wrong shape is an error naming the line.
 Result<std::optional<ReleasedWeights>> read_released(const Json& obj, std::string_view text,
                                                      const std::string& where, const Model& m) {
   constexpr const char* kKey = "quantization_config";
@@ -568,26 +627,30 @@ Result<std::optional<ReleasedWeights>> read_released(const Json& obj, std::strin
   }
   ReleasedWeights w;
   w.method = q["quant_method"].get<std::string>();
-  if (w.method == "mxfp4") {
-    w.understood = true;
-    w.precision = Precision::kFp4;
-    w.bytes = 0.5 + 1.0 / 32.0;
-    if (q.contains("modules_to_not_convert")) {
-      const Json& kept = q["modules_to_not_convert"];
-      if (!kept.is_array()) {
-        return fail(at, "quantization_config.modules_to_not_convert must be a list of names",
-                    fmt::format("found {}", kept.dump()));
-      }
-      for (const Json& name : kept) {
-        if (name.is_string() && name.get<std::string>().find("self_attn") != std::string::npos) {
-          w.experts_only = m.is_moe();
-        }
-      }
+  if (w.method.size() > 64) {
+    return fail(at, "quantization_config.quant_method is longer than 64 characters",
+                "as transformers writes it, e.g. \"quant_method\": \"fp8\"");
+  }
+  // What stays in 16 bits.
+  const char* kept_key = w.method == "compressed-tensors" ? "ignore" : "modules_to_not_convert";
+  std::optional<bool> scope = false;
+  if (q.contains(kept_key) && !q[kept_key].is_null()) {
+    if (!q[kept_key].is_array()) {
+      return fail(at, fmt::format("quantization_config.{} must be a list of names", kept_key),
+                  fmt::format("found {}", q[kept_key].dump()));
     }
+    scope = experts_only(q[kept_key], m);
+  }
+  auto read = [&](Precision p, double bytes) {
+    w.understood = scope.has_value();
+    w.precision = p;
+    w.bytes = bytes;
+    w.experts_only = scope.value_or(false);
+  };
+  if (w.method == "mxfp4") {
+    read(Precision::kFp4, 0.5 + 1.0 / 32.0);
   } else if (w.method == "fp8") {
-    w.understood = true;
-    w.precision = Precision::kFp8;
-    w.bytes = 1.0;
+    double bytes = 1.0;
     if (q.contains("weight_block_size") && !q["weight_block_size"].is_null()) {
       const Json& block = q["weight_block_size"];
       const auto side = [](const Json& v) {
@@ -597,7 +660,55 @@ Result<std::optional<ReleasedWeights>> read_released(const Json& obj, std::strin
         return fail(at, "quantization_config.weight_block_size must be two positive integers",
                     fmt::format("found {}; DeepSeek-V3 gives [128, 128]", block.dump()));
       }
-      w.bytes += 4.0 / static_cast<double>(block[0].get<int64_t>() * block[1].get<int64_t>());
+      bytes += 4.0 / static_cast<double>(block[0].get<int64_t>() * block[1].get<int64_t>());
+    }
+    read(Precision::kFp8, bytes);
+  } else if (w.method == "awq" || w.method == "gptq") {
+    // transformers writes bits and group_size; AutoAWQ's own files w_bit and q_group_size.
+    const bool old_names = !q.contains("bits") && q.contains("w_bit");
+    const std::optional<int64_t> bits = group_of(q, old_names ? "w_bit" : "bits", 4);
+    const std::optional<int64_t> group = group_of(
+        q, !q.contains("group_size") && q.contains("q_group_size") ? "q_group_size" : "group_size",
+        128);
+    if (!bits || !group) {
+      return fail(at, "quantization_config's bits and group_size must be positive integers",
+                  "as AutoAWQ and GPTQ write them, e.g. \"bits\": 4, \"group_size\": 128");
+    }
+    if (*bits == 4 || *bits == 8) {
+      // Both store a zero per group (GPTQ's qzeros even when symmetric).
+      read(*bits == 4 ? Precision::kInt4 : Precision::kInt8, integer_bytes(*bits, *group, true));
+    }
+  } else if (w.method == "compressed-tensors" && q.contains("config_groups") &&
+             q["config_groups"].is_object() && q["config_groups"].size() == 1) {
+    const Json& group = q["config_groups"].begin().value();
+    const Json* weights =
+        group.is_object() && group.contains("weights") ? &group["weights"] : nullptr;
+    if (weights != nullptr && weights->is_object() && weights->contains("num_bits") &&
+        (*weights)["num_bits"].is_number_integer() && weights->contains("type") &&
+        (*weights)["type"].is_string()) {
+      const int64_t bits = (*weights)["num_bits"].get<int64_t>();
+      const std::string type = (*weights)["type"].get<std::string>();
+      const std::string strategy =
+          weights->contains("strategy") && (*weights)["strategy"].is_string()
+              ? (*weights)["strategy"].get<std::string>()
+              : "";
+      const std::optional<int64_t> size = group_of(*weights, "group_size", 0);
+      const bool grouped = strategy == "group" || strategy == "tensor_group";
+      const bool symmetric = !weights->contains("symmetric") ||
+                             !(*weights)["symmetric"].is_boolean() ||
+                             (*weights)["symmetric"].get<bool>();
+      if (!size) {
+        return fail(at, "quantization_config's group_size must be a positive integer",
+                    "as llm-compressor writes it, e.g. \"group_size\": 128");
+      }
+      if (type == "float" && bits == 8 && strategy != "group") {
+        read(Precision::kFp8, 1.0);  // per-tensor, -channel or -block scales: negligible
+      } else if (type == "float" && bits == 4 && grouped && *size == 16) {
+        read(Precision::kFp4, precision_bytes(Precision::kFp4));  // NVFP4
+      } else if (type == "int" && (bits == 4 || bits == 8) && (grouped || strategy == "channel")) {
+        read(bits == 4 ? Precision::kInt4 : Precision::kInt8,
+             integer_bytes(bits, grouped ? *size : 0, !symmetric));
+      }
     }
   }
   return std::optional<ReleasedWeights>(w);

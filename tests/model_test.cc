@@ -264,23 +264,54 @@ TEST_F(ModelTest, ReadsTheFormatTheCheckpointIsPublishedIn) {
 
   EXPECT_FALSE(model("llama-3.1-8b").released.has_value());
 
-  // A method gpuplan does not read is kept by name, not understood; a malformed block is an
-  // error naming the key's line.
+  // The integer and compressed-tensors forms, on a small GPT-2 config.
   const std::string head =
       "{\n  \"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4,\n"
       "  \"vocab_size\": 100, \"n_positions\": 64,\n  \"quantization_config\": ";
-  Result<Model> awq =
-      parse_model_config(head + "{\"quant_method\": \"awq\", \"bits\": 4}\n}", "cfg.json", "x");
-  ASSERT_TRUE(awq.has_value());
-  ASSERT_TRUE(awq->released.has_value());
-  EXPECT_EQ(awq->released->method, "awq");
-  EXPECT_FALSE(awq->released->understood);
+  auto released = [&](const std::string& config) {
+    Result<Model> r = parse_model_config(head + config + "\n}", "cfg.json", "x");
+    EXPECT_TRUE(r.has_value()) << config;
+    return r && r->released ? *r->released : ReleasedWeights{};
+  };
+  // AWQ and GPTQ, 4 bits: a 16-bit scale and a 4-bit zero per group of 128 weights.
+  ReleasedWeights awq = released(R"({"quant_method": "awq", "bits": 4, "group_size": 128})");
+  EXPECT_TRUE(awq.understood);
+  EXPECT_EQ(awq.precision, Precision::kInt4);
+  EXPECT_DOUBLE_EQ(awq.bytes, 0.5 + 2.5 / 128);
+  // GPTQ per channel (group_size -1): one scale a row, counted as none; 8 bits is int8.
+  ReleasedWeights gptq = released(R"({"quant_method": "gptq", "bits": 8, "group_size": -1})");
+  EXPECT_EQ(gptq.precision, Precision::kInt8);
+  EXPECT_DOUBLE_EQ(gptq.bytes, 1.0);
+  // llm-compressor's fp8 (per channel) and NVFP4 (groups of 16, E4M3 scales).
+  ReleasedWeights fp8 = released(
+      R"({"quant_method": "compressed-tensors", "ignore": ["lm_head"], "config_groups": {)"
+      R"("group_0": {"weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}})");
+  EXPECT_TRUE(fp8.understood);
+  EXPECT_EQ(fp8.precision, Precision::kFp8);
+  EXPECT_DOUBLE_EQ(fp8.bytes, 1.0);
+  ReleasedWeights nvfp4 = released(
+      R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": )"
+      R"({"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}}}})");
+  EXPECT_EQ(nvfp4.precision, Precision::kFp4);
+  EXPECT_DOUBLE_EQ(nvfp4.bytes, 0.5625);
+  // Kept out of a dense model, attention is a split gpuplan does not count: not understood,
+  // as a method it does not read (bitsandbytes) or 3-bit integers are.
+  EXPECT_FALSE(
+      released(R"({"quant_method": "mxfp4", "modules_to_not_convert": ["self_attn"]})").understood);
+  EXPECT_FALSE(released(R"({"quant_method": "bitsandbytes", "load_in_4bit": true})").understood);
+  EXPECT_FALSE(released(R"({"quant_method": "gptq", "bits": 3, "group_size": 128})").understood);
+  EXPECT_EQ(released(R"({"quant_method": "bitsandbytes"})").method, "bitsandbytes");
+  // A malformed block is an error naming the key's line.
   Result<Model> block = parse_model_config(
       head + "{\"quant_method\": \"fp8\", \"weight_block_size\": [128]}\n}", "cfg.json", "x");
   ASSERT_FALSE(block.has_value());
   EXPECT_EQ(block.error().message(),
             "cfg.json:4: quantization_config.weight_block_size must be two positive integers; "
             "found [128]; DeepSeek-V3 gives [128, 128]");
+  Result<Model> text = parse_model_config(head + "\"fp8\"\n}", "cfg.json", "x");
+  ASSERT_FALSE(text.has_value());
+  EXPECT_EQ(text.error().message(),
+            "cfg.json:4: key 'quantization_config' must be an object; found \"fp8\"");
   Result<Model> method = parse_model_config(head + "{\"bits\": 4}\n}", "cfg.json", "x");
   ASSERT_FALSE(method.has_value());
   EXPECT_EQ(method.error().where, "cfg.json:4");

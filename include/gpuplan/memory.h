@@ -235,7 +235,7 @@ WeightChoice choose_weights(const Model& m, Task task, std::optional<Precision> 
                             std::optional<Precision> kv);
 
 // What an inference answer says when the checkpoint declares a format gpuplan does not read
-// (an AWQ or GPTQ quant_method) and no precision was given: the weights were counted in bf16.
+// (bitsandbytes, a 3-bit GPTQ) and no precision was given: the weights were counted in bf16.
 // Empty otherwise.
 Text unread_format_note(const Model& m, Task task, bool precision_given);
 
