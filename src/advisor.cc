@@ -738,6 +738,24 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   if (!rate.note.empty() && !plan.ranked.empty()) {
     plan.notes.push_back(rate.note);
   }
+  if (serving) {
+    // The weights every offer was sized with, when the checkpoint chose them (choose_weights).
+    const WeightChoice w = choose_weights(model, Task::kInfer, job.precision, std::nullopt);
+    if (w.as_released) {
+      const Text name = weights_name(model, w.precision, true);
+      plan.notes.push_back(
+          {fmt::format("weights: {}, as the model's quantization_config gives them; a job "
+                       "file's precision serves another format",
+                       name.en),
+           fmt::format("pesos: {}, como o quantization_config do modelo os dá; a precisão de um "
+                       "arquivo de trabalho serve outro formato",
+                       name.pt)});
+    }
+    if (Text unread = unread_format_note(model, Task::kInfer, job.precision.has_value());
+        !unread.empty()) {
+      plan.notes.push_back(std::move(unread));
+    }
+  }
   if (std::any_of(plan.ranked.begin(), plan.ranked.end(),
                   [](const PlanCandidate& p) { return p.sites.size() > 1; })) {
     plan.notes.push_back(

@@ -308,12 +308,13 @@ Text unread_format_note(const Model& m, Task task, bool precision_given) {
   }
   const std::string& method = m.released->method;
   return {fmt::format("the config's quantization_config names '{}' in a form gpuplan does not "
-                      "read: the weights are counted in bf16; give --precision (e.g. int4 for a "
-                      "4-bit format)",
+                      "read: the weights are counted in bf16; give a precision (--precision, or a "
+                      "plan job file's precision; e.g. int4 for a 4-bit format)",
                       method),
           fmt::format("o quantization_config do modelo indica '{}' numa forma que o gpuplan não "
-                      "lê: os pesos foram contados em bf16; informe --precision (p.ex. int4 "
-                      "para um formato de 4 bits)",
+                      "lê: os pesos foram contados em bf16; informe uma precisão (--precision, ou "
+                      "precision num arquivo de trabalho do plan; p.ex. int4 para um formato de 4 "
+                      "bits)",
                       method)};
 }
 

@@ -241,6 +241,26 @@ TEST_F(AdvisorTest, ServingCountsThePromptsAsWellAsTheOutput) {
   EXPECT_EQ(p.headline.find(idle) != std::string::npos, c.gpus_rented > c.gpus) << p.headline;
 }
 
+TEST_F(AdvisorTest, ServingTakesTheWeightsTheCheckpointPublishesAndSaysSo) {
+  // gpt-oss-120b publishes MXFP4 experts: 60.7 GiB of weights (memory_test.cc), which one or two
+  // H100s of an HGX node hold, and the plan says which weights it sized. In bf16 (217.6 GiB)
+  // a replica needs at least 4: 3 x 79.6 GiB would leave no KV room, and tp 3 does not divide
+  // the 64 heads.
+  PlanJob job = serve_job("gpt-oss-120b", "aws-p5.48xlarge", 8, 1000, 300, 0.05);
+  const Plan published = plan(job);
+  ASSERT_EQ(published.ranked.size(), 1U);
+  EXPECT_LE(published.ranked[0].gpus, 2);
+  EXPECT_TRUE(std::any_of(published.notes.begin(), published.notes.end(), [](const Text& n) {
+    return n.en.starts_with("weights: published mxfp4 experts, bf16 attention");
+  }));
+  job.precision = Precision::kBf16;
+  const Plan wide = plan(job);
+  ASSERT_EQ(wide.ranked.size(), 1U);
+  EXPECT_GE(wide.ranked[0].gpus, 4);
+  EXPECT_TRUE(std::none_of(wide.notes.begin(), wide.notes.end(),
+                           [](const Text& n) { return n.en.starts_with("weights:"); }));
+}
+
 TEST_F(AdvisorTest, APrefixCacheHitNeedsNoMoreGpusAndReachesTheServingJob) {
   // 2,000 users of long prompts (4,000 tokens, 200 out) with 80 % of each prompt cached (a
   // shared system prompt and documents): the prefill work per request falls to a fifth and
