@@ -9,6 +9,7 @@
 #include "command.h"
 #include "flags.h"
 #include "gpuplan/json_writer.h"
+#include "gpuplan/memory.h"
 #include "gpuplan/suggest.h"
 #include "report.h"
 
@@ -295,6 +296,19 @@ void write_model_json(JsonWriter& w, const Model& m) {
     w.field("sliding_window_tokens", m.window.tokens)
         .field("sliding_window_layers", m.window.layers);
   }
+  if (m.released) {
+    // The published format (model.h): what inference takes with no precision given.
+    w.key("published_weights")
+        .begin_object()
+        .field("quant_method", m.released->method)
+        .field("read", m.released->understood);
+    if (m.released->understood) {
+      w.field("precision", precision_name(m.released->precision))
+          .field("bytes_per_weight", m.released->bytes)
+          .field("experts_only", m.released->experts_only);
+    }
+    w.end_object();
+  }
   w.field("kv_cache_bytes_per_token_bf16", kv_cache_bytes_per_token(m, 2.0))
       .field("file", m.file)
       .end_object();
@@ -323,6 +337,16 @@ void show_model(const Model& m, bool json) {
   if (m.has_window()) {
     emit("window     {} of {} layers attend to the last {} tokens only\n", m.window.layers,
          m.layers, grouped(m.window.tokens));
+  }
+  if (m.released) {
+    const ReleasedWeights& r = *m.released;
+    if (r.understood) {
+      emit("weights    {}, {:g} bytes a weight (quantization_config; inference's default)\n",
+           weights_name(m, r.precision, true).en, r.bytes);
+    } else {
+      emit("weights    quant_method '{}', not read: inference counts bf16 unless --precision\n",
+           r.method);
+    }
   }
   emit("file       {}\n", m.file);
 }
