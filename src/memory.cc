@@ -292,9 +292,12 @@ double quantized_weight_bytes(Precision p) {
 WeightChoice choose_weights(const Model& m, Task task, std::optional<Precision> weights,
                             std::optional<Precision> kv) {
   WeightChoice c;
+  const bool published = task == Task::kInfer && m.released && m.released->understood;
   if (weights) {
+    // The published format's own class names it: gpt-oss "in fp4" is its MXFP4 checkpoint.
     c.precision = *weights;
-  } else if (task == Task::kInfer && m.released && m.released->understood) {
+    c.as_released = published && m.released->precision == *weights;
+  } else if (published) {
     c.precision = m.released->precision;
     c.as_released = true;
   }

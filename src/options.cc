@@ -73,11 +73,14 @@ std::string_view precision_name(Precision p) {
 Result<Precision> parse_precision(std::string_view name) {
   // Names as engines and papers write them, in any case: W4A16 is 4-bit integer weights
   // multiplied in 16 bits (AWQ, GPTQ: gpuplan's int4), W8A8 8-bit integer weights and
-  // activations (int8), NVFP4 the 4-bit float with 16-element blocks (fp4).
+  // activations (int8), NVFP4 the 4-bit float with 16-element blocks (fp4). MXFP4 is the
+  // 4-bit float class too: a model published in it is counted in its own blocks of 32
+  // (choose_weights), another with NVFP4's.
   constexpr std::array kAliases = {
       std::pair{Precision::kInt4, std::string_view("w4a16")},
       std::pair{Precision::kInt8, std::string_view("w8a8")},
       std::pair{Precision::kFp4, std::string_view("nvfp4")},
+      std::pair{Precision::kFp4, std::string_view("mxfp4")},
   };
   const std::string lower = lowercase(name);
   for (const auto& [p, alias] : kAliases) {

@@ -131,16 +131,12 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   }
   GPUPLAN_ASSIGN_OR_RETURN(out.layout_note,
                            complete_layout(in.tp, pp, setup.replicas, gpus, r.where()));
+  GPUPLAN_ASSIGN_OR_RETURN(out.model, parse_model_config(model_json->dump(), "model", out.id));
   std::string text;
-  for (auto [key, target] :
-       {std::pair{"precision", &in.precision}, std::pair{"kv_precision", &in.kv_precision}}) {
-    if (target == &in.kv_precision && (!srv->contains(key) || (*srv)[key].is_null())) {
-      // Not published: the cache the weights' precision comes with everywhere in gpuplan.
-      in.kv_precision = default_kv_precision(in.precision);
-      out.layout_note +=
-          fmt::format("{}kv_precision not published: {}", out.layout_note.empty() ? "" : "; ",
-                      precision_name(in.kv_precision));
-      continue;
+  std::optional<Precision> weights, kv;
+  for (auto [key, target] : {std::pair{"precision", &weights}, std::pair{"kv_precision", &kv}}) {
+    if (target == &kv && (!srv->contains(key) || (*srv)[key].is_null())) {
+      continue;  // not published: the cache those weights come with (choose_weights)
     }
     GPUPLAN_ASSIGN_OR_RETURN(text, r.text(*srv, key));
     Result<Precision> p = parse_precision(text);
@@ -148,6 +144,16 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
       return fail(r.where(), fmt::format("serving.{}: {}", key, p.error().what), p.error().hint);
     }
     *target = *p;
+  }
+  // The rule every front end uses: gpt-oss's "fp4" is its published MXFP4 checkpoint.
+  const WeightChoice chosen = choose_weights(out.model, Task::kInfer, weights, kv);
+  in.precision = chosen.precision;
+  in.kv_precision = chosen.kv_precision;
+  in.as_released = chosen.as_released;
+  if (!kv) {
+    out.layout_note +=
+        fmt::format("{}kv_precision not published: {}", out.layout_note.empty() ? "" : "; ",
+                    precision_name(in.kv_precision));
   }
   GPUPLAN_ASSIGN_OR_RETURN(w.input_tokens, r.count(*srv, "input_tokens", true));
   GPUPLAN_ASSIGN_OR_RETURN(w.output_tokens, r.count(*srv, "output_tokens", true));
@@ -173,7 +179,6 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
     return fail(r.where(), fmt::format("load.kind '{}' is unknown", text),
                 "expected 'offline', 'poisson' or 'static_batch'");
   }
-  GPUPLAN_ASSIGN_OR_RETURN(out.model, parse_model_config(model_json->dump(), "model", out.id));
   Cluster cluster;
   bool nics_assumed = false;
   GPUPLAN_ASSIGN_OR_RETURN(cluster, row_cluster(r, *sys, catalog, &nics_assumed));

@@ -380,7 +380,12 @@ TEST(Inference, WeightsAsPublishedUnlessAPrecisionIsGiven) {
   const Model small = *c.model("gpt-oss-20b");
   EXPECT_NEAR(memory_per_gpu(small, job, kNoOverhead).weights.si() / kGiB, 12.8, 0.1);
 
-  // A precision given wins, with its own KV default; training ignores the published format.
+  // The published format's own class names it ("mxfp4" reads as the fp4 class); another
+  // precision given wins, with its own KV default; training ignores the published format.
+  const WeightChoice named =
+      choose_weights(oss, Task::kInfer, *parse_precision("MXFP4"), std::nullopt);
+  EXPECT_TRUE(named.as_released);
+  EXPECT_EQ(named.kv_precision, Precision::kBf16);
   const WeightChoice given = choose_weights(oss, Task::kInfer, Precision::kFp8, std::nullopt);
   EXPECT_EQ(given.precision, Precision::kFp8);
   EXPECT_FALSE(given.as_released);

@@ -363,6 +363,21 @@ TEST_F(ValidationTest, ARowRunsOnTheEngineItNamesOrIsNotPredicted) {
             "no engine profile (data/engines) names 'MyEngine 2 (test fixture)'");
 }
 
+TEST_F(ValidationTest, ARowInAModelsPublishedFormatIsServedAsPublished) {
+  // gpt-oss-120b on one H100 "in mxfp4": its config publishes MXFP4 experts (choose_weights), so
+  // the row runs them as the engines do on Hopper, dequantised into 16-bit GEMMs, with the bf16
+  // cache engines keep for it. The same row with the quantization_config removed asks for fp4
+  // weights the H100 has no tensor cores for, and is not predicted.
+  Result<ValidationReport> r = run_validation(fixture("published-format.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->entries.size(), 2U);
+  EXPECT_TRUE(r->entries[0].predicted.has_value()) << r->entries[0].reason;
+  EXPECT_EQ(r->entries[0].note, "kv_precision not published: bf16");
+  EXPECT_FALSE(r->entries[1].predicted.has_value());
+  EXPECT_NE(r->entries[1].reason.find("no fp4 tensor-core rate"), std::string::npos)
+      << r->entries[1].reason;
+}
+
 TEST_F(ValidationTest, ASizeARowLeavesNullIsWhatItsGpusLeave) {
   // Eight H100s, tp x pp x replicas = 8: tp null with 2 replicas of one stage is tp 4; pp and
   // replicas null with tp 2 is one stage and 4 replicas; pp null with tp 2 and 2 replicas is

@@ -91,8 +91,10 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--precision", f.precision,
                  "weights: " + names_help(precision_names(),
                                           "default: the checkpoint's own format where its "
-                                          "config.json declares one, else bf16; nvfp4, w4a16 "
-                                          "and w8a8 are read as fp4, int4 and int8"));
+                                          "config.json declares one, else bf16; nvfp4, "
+                                          "mxfp4, w4a16 and w8a8 are read as fp4, fp4, int4 "
+                                          "and int8; the class of the published format is "
+                                          "that format"));
   app.add_option("--kv-precision", f.kv_precision,
                  "KV cache: bf16 or fp8 (default: as weights; fp8 with fp4 weights; bf16 with "
                  "the checkpoint's own)");
