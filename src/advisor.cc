@@ -232,7 +232,10 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   const Gpu& gpu = **c.gpu(o.gpu);
   ServeJob sj;
   sj.base = offer_instance(c, o);
-  const WeightChoice weights = choose_weights(model, Task::kInfer, job.precision, std::nullopt);
+  // The engine's limits on this offer's GPU, and its KV cache; validate_job checked the id.
+  const EngineProfile& engine = job.engine.empty() ? c.default_engine() : **c.engine(job.engine);
+  const WeightChoice weights =
+      choose_weights(model, Task::kInfer, job.precision, std::nullopt, engine.kv_cache);
   sj.base.precision = weights.precision;
   sj.base.kv_precision = weights.kv_precision;
   sj.base.as_released = weights.as_released;
@@ -251,8 +254,6 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
     sj.slo.tpot_p99 = *job.latency_target;
   }
   sj.simulate_load = false;
-  // The engine's limits on this offer's GPU; validate_job checked the id.
-  const EngineProfile& engine = job.engine.empty() ? c.default_engine() : **c.engine(job.engine);
   const EngineSettings es = engine_settings(engine, gpu, c.inference_params(), c.memory_params());
   sj.setup.kv_policy = es.kv_policy;
   const ServeAnswer a = serve(model, sj, es.memory, c.train_params(), es.inference, &shapes);
@@ -740,7 +741,8 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   }
   if (serving) {
     // The weights every offer was sized with, when the checkpoint chose them (choose_weights).
-    const WeightChoice w = choose_weights(model, Task::kInfer, job.precision, std::nullopt);
+    const WeightChoice w = choose_weights(model, Task::kInfer, job.precision, std::nullopt,
+                                          KvDefault::kFollowsWeights);  // weights only
     if (w.as_released) {
       const Text name = weights_name(model, w.precision, true);
       plan.notes.push_back(
@@ -796,7 +798,8 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   // What the training model leaves out for this model and each ranked offer's GPU
   // (training_caveats), and for serving the GPU's estimated rates; each said once.
   const Precision served =
-      choose_weights(model, Task::kInfer, job.precision, std::nullopt).precision;
+      choose_weights(model, Task::kInfer, job.precision, std::nullopt, KvDefault::kFollowsWeights)
+          .precision;
   for (const PlanCandidate& p : plan.ranked) {
     std::vector<Text> caveats;
     if (p.training) {

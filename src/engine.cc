@@ -122,6 +122,14 @@ Result<EngineProfile> load_engine(const std::string& path) {
     return fail(r.where("kv_policy"), kv.error().what, kv.error().hint);
   }
   e.kv_policy = *kv;
+  std::string kv_cache;
+  GPUPLAN_ASSIGN_OR_RETURN(kv_cache, r.text("kv_cache"));
+  if (kv_cache != "weights" && kv_cache != "model") {
+    return fail(r.where("kv_cache"), fmt::format("'{}' is not a KV cache default", kv_cache),
+                "weights (fp8 and fp4 weights bring an fp8 cache) or model (the model's 16-bit "
+                "type, an \"auto\" KV dtype)");
+  }
+  e.kv_cache = kv_cache == "model" ? KvDefault::kModelType : KvDefault::kFollowsWeights;
   std::optional<std::string> scheduling;
   GPUPLAN_ASSIGN_OR_RETURN(scheduling, r.optional_text("scheduling"));
   if (scheduling) {

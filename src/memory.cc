@@ -290,7 +290,7 @@ double quantized_weight_bytes(Precision p) {
 }
 
 WeightChoice choose_weights(const Model& m, Task task, std::optional<Precision> weights,
-                            std::optional<Precision> kv) {
+                            std::optional<Precision> kv, KvDefault engine) {
   WeightChoice c;
   const bool published = task == Task::kInfer && m.released && m.released->understood;
   if (weights) {
@@ -301,7 +301,11 @@ WeightChoice choose_weights(const Model& m, Task task, std::optional<Precision> 
     c.precision = m.released->precision;
     c.as_released = true;
   }
-  c.kv_precision = kv ? *kv : c.as_released ? Precision::kBf16 : default_kv_precision(c.precision);
+  const Precision sixteen = c.precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
+  c.kv_precision = kv                                ? *kv
+                   : c.as_released                   ? Precision::kBf16
+                   : engine == KvDefault::kModelType ? sixteen
+                                                     : default_kv_precision(c.precision);
   return c;
 }
 

@@ -131,12 +131,19 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   }
   GPUPLAN_ASSIGN_OR_RETURN(out.layout_note,
                            complete_layout(in.tp, pp, setup.replicas, gpus, r.where()));
+  // The row's engine, by the name its source gives it: its limits on the row's GPU, its KV
+  // policy and the KV cache it keeps when the row names none.
+  const std::string engine_text = text_or(row, "engine", "");
+  out.engine = catalog.engine_named(engine_text);
+  if (out.engine == nullptr) {
+    return fail("", fmt::format("no engine profile (data/engines) names '{}'", engine_text));
+  }
   GPUPLAN_ASSIGN_OR_RETURN(out.model, parse_model_config(model_json->dump(), "model", out.id));
   std::string text;
   std::optional<Precision> weights, kv;
   for (auto [key, target] : {std::pair{"precision", &weights}, std::pair{"kv_precision", &kv}}) {
     if (target == &kv && (!srv->contains(key) || (*srv)[key].is_null())) {
-      continue;  // not published: the cache those weights come with (choose_weights)
+      continue;  // not published: the engine's cache for those weights (choose_weights)
     }
     GPUPLAN_ASSIGN_OR_RETURN(text, r.text(*srv, key));
     Result<Precision> p = parse_precision(text);
@@ -146,7 +153,8 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
     *target = *p;
   }
   // The rule every front end uses: gpt-oss's "fp4" is its published MXFP4 checkpoint.
-  const WeightChoice chosen = choose_weights(out.model, Task::kInfer, weights, kv);
+  const WeightChoice chosen =
+      choose_weights(out.model, Task::kInfer, weights, kv, out.engine->kv_cache);
   in.precision = chosen.precision;
   in.kv_precision = chosen.kv_precision;
   in.as_released = chosen.as_released;
@@ -201,13 +209,6 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
     if (w.output_tokens == 0) {
       w.output_distribution = d->output;
     }
-  }
-  // The row's engine, by the name its source gives it: its limits on the row's GPU and its KV
-  // policy.
-  const std::string engine_text = text_or(row, "engine", "");
-  out.engine = catalog.engine_named(engine_text);
-  if (out.engine == nullptr) {
-    return fail("", fmt::format("no engine profile (data/engines) names '{}'", engine_text));
   }
   // A serving client measured the row: it sent Poisson arrivals, or it timed latencies with
   // every request queued at once. An offline row of throughput alone comes from a throughput

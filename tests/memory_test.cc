@@ -361,10 +361,13 @@ TEST(Precisions, NvFp4StoresHalfAByteAndABlockScalePerSixteen) {
 // biases)) at MXFP4's 0.53125 bytes, the other 2,127,557,952 (attention, router, norms,
 // embeddings and head) at 2 bytes: 65,190,340,224 B = 60.71 GiB, as OpenAI's model card gives
 // the checkpoint (arXiv 2508.10925, Table 1: 60.8 GiB; gpt-oss-20b 12.8 GiB).
+constexpr KvDefault kTrt = KvDefault::kFollowsWeights;  // TensorRT-LLM's rule
+
 TEST(Inference, WeightsAsPublishedUnlessAPrecisionIsGiven) {
   const Catalog& c = shipped_catalog();
   const Model oss = *c.model("gpt-oss-120b");
-  const WeightChoice published = choose_weights(oss, Task::kInfer, std::nullopt, std::nullopt);
+  const WeightChoice published =
+      choose_weights(oss, Task::kInfer, std::nullopt, std::nullopt, kTrt);
   EXPECT_EQ(published.precision, Precision::kFp4);
   EXPECT_TRUE(published.as_released);
   EXPECT_EQ(published.kv_precision, Precision::kBf16);  // engines' "auto": the model's 16 bits
@@ -383,20 +386,38 @@ TEST(Inference, WeightsAsPublishedUnlessAPrecisionIsGiven) {
   // The published format's own class names it ("mxfp4" reads as the fp4 class); another
   // precision given wins, with its own KV default; training ignores the published format.
   const WeightChoice named =
-      choose_weights(oss, Task::kInfer, *parse_precision("MXFP4"), std::nullopt);
+      choose_weights(oss, Task::kInfer, *parse_precision("MXFP4"), std::nullopt, kTrt);
   EXPECT_TRUE(named.as_released);
   EXPECT_EQ(named.kv_precision, Precision::kBf16);
-  const WeightChoice given = choose_weights(oss, Task::kInfer, Precision::kFp8, std::nullopt);
+  const WeightChoice given = choose_weights(oss, Task::kInfer, Precision::kFp8, std::nullopt, kTrt);
   EXPECT_EQ(given.precision, Precision::kFp8);
   EXPECT_FALSE(given.as_released);
   EXPECT_EQ(given.kv_precision, Precision::kFp8);
-  const WeightChoice train = choose_weights(oss, Task::kTrain, std::nullopt, std::nullopt);
+  const WeightChoice train = choose_weights(oss, Task::kTrain, std::nullopt, std::nullopt, kTrt);
   EXPECT_EQ(train.precision, Precision::kBf16);
   EXPECT_FALSE(train.as_released);
   const WeightChoice dense =
-      choose_weights(*c.model("llama-3.1-8b"), Task::kInfer, std::nullopt, Precision::kFp8);
+      choose_weights(*c.model("llama-3.1-8b"), Task::kInfer, std::nullopt, Precision::kFp8, kTrt);
   EXPECT_EQ(dense.precision, Precision::kBf16);
   EXPECT_EQ(dense.kv_precision, Precision::kFp8);
+  // With no KV cache named, the engine's: fp8 weights bring an fp8 cache in TensorRT-LLM
+  // (default_kv_precision) and keep the model's 16 bits in vLLM ("auto"), fp16 with fp16.
+  const Model& llama = *c.model("llama-3.1-8b");
+  EXPECT_EQ(choose_weights(llama, Task::kInfer, Precision::kFp8, std::nullopt, kTrt).kv_precision,
+            Precision::kFp8);
+  EXPECT_EQ(
+      choose_weights(llama, Task::kInfer, Precision::kFp8, std::nullopt, KvDefault::kModelType)
+          .kv_precision,
+      Precision::kBf16);
+  EXPECT_EQ(
+      choose_weights(llama, Task::kInfer, Precision::kFp16, std::nullopt, KvDefault::kModelType)
+          .kv_precision,
+      Precision::kFp16);
+  // The shipped engines say which they keep (data/engines/).
+  EXPECT_EQ((*c.engine("tensorrt-llm"))->kv_cache, KvDefault::kFollowsWeights);
+  for (const char* id : {"vllm", "sglang", "tgi", "lmdeploy"}) {
+    EXPECT_EQ((*c.engine(id))->kv_cache, KvDefault::kModelType) << id;
+  }
 }
 
 TEST(Inference, KvCacheScalesWithBatchAndContextAndShardsOverTp) {

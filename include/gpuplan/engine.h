@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpuplan/hardware.h"
+#include "gpuplan/memory.h"
 #include "gpuplan/params.h"
 #include "gpuplan/result.h"
 #include "gpuplan/units.h"
@@ -62,6 +63,8 @@ struct EngineProfile {
   // (any case) ran this engine.
   std::vector<std::string> aliases;
   KvPolicy kv_policy = KvPolicy::kReserve;
+  // The KV cache's precision when none is named (memory.h: choose_weights).
+  KvDefault kv_cache = KvDefault::kFollowsWeights;
   PromptScheduling scheduling = PromptScheduling::kMixed;
   // The KV cache's share of the GPU's whole memory, less what weights and working memory take
   // (vLLM, SGLang); or of the memory those leave (TensorRT-LLM).

@@ -227,13 +227,18 @@ Precision default_kv_precision(Precision weights);
 // A precision given that is the published format's class (fp4 for gpt-oss, fp8 for
 // DeepSeek-V3) is that format too. Otherwise the precision given or bf16, and
 // default_kv_precision unless the KV one is given. One rule for fit, serve, plan and validate.
+// With no KV precision named, the cache is the engine's (EngineProfile::kv_cache): the
+// weights' (default_kv_precision: TensorRT-LLM with Model Optimizer checkpoints) or the
+// model's 16-bit type whatever the weights ("auto" in vLLM, SGLang and TGI; LMDeploy's
+// quant_policy 0): fp16 with fp16 weights, else bf16.
+enum class KvDefault { kFollowsWeights, kModelType };
 struct WeightChoice {
   Precision precision = Precision::kBf16;
   Precision kv_precision = Precision::kBf16;
   bool as_released = false;
 };
 WeightChoice choose_weights(const Model& m, Task task, std::optional<Precision> weights,
-                            std::optional<Precision> kv);
+                            std::optional<Precision> kv, KvDefault engine);
 
 // What an inference answer says when the checkpoint declares a format gpuplan does not read
 // (bitsandbytes, a 3-bit GPTQ) and no precision was given: the weights were counted in bf16.

@@ -20,8 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const gpuplan::ParameterCount p = gpuplan::count_parameters(*m);
     volatile int64_t total = p.total;
     (void)total;
-    const gpuplan::WeightChoice w =
-        gpuplan::choose_weights(*m, gpuplan::Task::kInfer, std::nullopt, std::nullopt);
+    const gpuplan::WeightChoice w = gpuplan::choose_weights(
+        *m, gpuplan::Task::kInfer, std::nullopt, std::nullopt, gpuplan::KvDefault::kFollowsWeights);
     gpuplan::MemoryJob job;
     job.task = gpuplan::Task::kInfer;
     job.precision = w.precision;

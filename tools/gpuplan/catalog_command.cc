@@ -160,6 +160,7 @@ void write_engine_json(JsonWriter& w, const EngineProfile& e) {
       .field("kind", "engine")
       .field("name", e.name)
       .field("kv_policy", std::string(kv_policy_name(e.kv_policy)))
+      .field("kv_cache", e.kv_cache == KvDefault::kModelType ? "model" : "weights")
       .field("scheduling", std::string(prompt_scheduling_name(e.scheduling)))
       .field("kv_memory_of", e.kv_of_total ? "total" : "free")
       .field("kv_memory_fraction", e.kv_memory_fraction)
@@ -522,8 +523,10 @@ void show_engine(const Catalog& c, const EngineProfile& e, bool json) {
     return;
   }
   emit("engine     {} ({})\naliases    {}\n", e.id, e.name, fmt::join(e.aliases, ", "));
-  emit("KV cache   {}, {}, blocks of {} tokens\n", kv_policy_name(e.kv_policy), kv_memory_text(e),
-       e.kv_block_tokens);
+  emit("KV cache   {}, {}, blocks of {} tokens; unless named, {}\n", kv_policy_name(e.kv_policy),
+       kv_memory_text(e), e.kv_block_tokens,
+       e.kv_cache == KvDefault::kModelType ? "the model's 16-bit type"
+                                           : "fp8 with fp8 or fp4 weights, else 16-bit");
   emit("prompts    {}\n",
        e.scheduling == PromptScheduling::kPrefillFirst
            ? "prefill first: an iteration with prompts to compute runs only them; the running "

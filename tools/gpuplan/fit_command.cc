@@ -81,7 +81,9 @@ Result<MemoryJob> make_job(const FitFlags& f, const Model& model, const Catalog&
   job.task = *task;
   job.optimizer = *optimizer;
   job.recompute = *recompute;
-  const WeightChoice weights = choose_weights(model, *task, precision, kv);
+  // fit has no engine: the KV cache the catalog's default engine keeps.
+  const WeightChoice weights =
+      choose_weights(model, *task, precision, kv, catalog.default_engine().kv_cache);
   job.precision = weights.precision;
   job.kv_precision = weights.kv_precision;
   job.as_released = weights.as_released;

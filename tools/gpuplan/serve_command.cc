@@ -96,8 +96,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
                                           "and int8; the class of the published format is "
                                           "that format"));
   app.add_option("--kv-precision", f.kv_precision,
-                 "KV cache: bf16 or fp8 (default: as weights; fp8 with fp4 weights; bf16 with "
-                 "the checkpoint's own)");
+                 "KV cache: bf16 or fp8 (default: the engine's; TensorRT-LLM as the weights, "
+                 "fp8 with fp4 ones; vLLM, SGLang, TGI and LMDeploy the model's 16 bits; bf16 "
+                 "with the checkpoint's own format)");
   app.add_option("--rate", f.rates,
                  "Poisson arrivals, requests/s over all replicas; a list (2,4,8) sweeps the "
                  "loads (default: every request queued at once)")
@@ -403,11 +404,7 @@ Result<bool> read_hardware(const ServeFlags& f, const Catalog& c, ServeReport& a
       return fail("--offer", o.error().what, o.error().hint);
     }
     a.offer = *o;
-    const Instance chosen = in;  // the weights and KV cache
-    in = offer_instance(c, *a.offer);
-    in.precision = chosen.precision;
-    in.kv_precision = chosen.kv_precision;
-    in.as_released = chosen.as_released;
+    in = offer_instance(c, *a.offer);  // the weights are chosen with the engine (choose_weights)
     a.price = offer_gpu_price(*a.offer);
   } else {
     Result<const Gpu*> gpu = c.gpu(f.gpu);
@@ -471,13 +468,6 @@ int run_serve(const std::vector<std::string>& args) {
     return report_error(kName, model.error());
   }
   a.model = model->id;
-  const WeightChoice weights =
-      choose_weights(*model, Task::kInfer, a.precision_given, a.kv_precision_given);
-  a.job.base.precision = weights.precision;
-  a.job.base.kv_precision = weights.kv_precision;
-  a.job.base.as_released = weights.as_released;
-  a.weights = weights_name(*model, weights.precision, weights.as_released);
-  a.weights_note = unread_format_note(*model, Task::kInfer, a.precision_given.has_value());
   if (Result<bool> d = read_distributions(f, *catalog, a); !d) {
     return report_error(kName, d.error(), kExitUsage);
   }
@@ -515,6 +505,14 @@ int run_serve(const std::vector<std::string>& args) {
   }
   a.engine = engine;
   a.host_time_fitted = es.host_time_fitted;
+  // The weights as given or published, and the KV cache the engine keeps for them.
+  const WeightChoice weights = choose_weights(*model, Task::kInfer, a.precision_given,
+                                              a.kv_precision_given, engine->kv_cache);
+  a.job.base.precision = weights.precision;
+  a.job.base.kv_precision = weights.kv_precision;
+  a.job.base.as_released = weights.as_released;
+  a.weights = weights_name(*model, weights.precision, weights.as_released);
+  a.weights_note = unread_format_note(*model, Task::kInfer, a.precision_given.has_value());
   a.answer = serve(*model, a.job, es.memory, catalog->train_params(), es.inference);
   if (!f.out.html.empty()) {
     if (Result<bool> w = write_html_file(f.out.html, serve_html(a)); !w)
