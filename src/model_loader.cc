@@ -572,9 +572,10 @@ std::optional<bool> experts_only(const Json& kept, const Model& m) {
   return attention;
 }
 
-// A positive integer key of a quantisation block, or `fallback` when absent; -1 (GPTQ's
-// per-channel group) reads as 0: one scale per row, negligible.
-std::optional<int64_t> group_of(const Json& q, const char* key, int64_t fallback) {
+// A positive integer key of a quantisation block (bits, a group size), or `fallback` when
+// absent; nullopt when malformed. -1 (GPTQ's per-channel group) reads as 0: one scale per
+// row, negligible.
+std::optional<int64_t> quant_count(const Json& q, const char* key, int64_t fallback) {
   if (!q.contains(key) || q[key].is_null()) {
     return fallback;
   }
@@ -666,8 +667,8 @@ Result<std::optional<ReleasedWeights>> read_released(const Json& obj, std::strin
   } else if (w.method == "awq" || w.method == "gptq") {
     // transformers writes bits and group_size; AutoAWQ's own files w_bit and q_group_size.
     const bool old_names = !q.contains("bits") && q.contains("w_bit");
-    const std::optional<int64_t> bits = group_of(q, old_names ? "w_bit" : "bits", 4);
-    const std::optional<int64_t> group = group_of(
+    const std::optional<int64_t> bits = quant_count(q, old_names ? "w_bit" : "bits", 4);
+    const std::optional<int64_t> group = quant_count(
         q, !q.contains("group_size") && q.contains("q_group_size") ? "q_group_size" : "group_size",
         128);
     if (!bits || !group) {
@@ -692,7 +693,7 @@ Result<std::optional<ReleasedWeights>> read_released(const Json& obj, std::strin
           weights->contains("strategy") && (*weights)["strategy"].is_string()
               ? (*weights)["strategy"].get<std::string>()
               : "";
-      const std::optional<int64_t> size = group_of(*weights, "group_size", 0);
+      const std::optional<int64_t> size = quant_count(*weights, "group_size", 0);
       const bool grouped = strategy == "group" || strategy == "tensor_group";
       const bool symmetric = !weights->contains("symmetric") ||
                              !(*weights)["symmetric"].is_boolean() ||
