@@ -337,7 +337,11 @@ Text weights_name(const Model& m, Precision precision, bool as_released) {
     const std::string name(precision_name(precision));
     return {name, name};
   }
-  const std::string& method = m.released->method;
+  // The method's name, and the class it is where the name does not say ("awq (int4)").
+  std::string method = m.released->method;
+  if (method != "mxfp4" && method != precision_name(m.released->precision)) {
+    method += fmt::format(" ({})", precision_name(m.released->precision));
+  }
   if (m.released->experts_only) {
     return {fmt::format("published {} experts, bf16 attention", method),
             fmt::format("especialistas {} publicados, atenção bf16", method)};

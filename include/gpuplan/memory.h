@@ -254,7 +254,7 @@ struct QuantisedWeights {
 QuantisedWeights quantised_weights(const Model& m, Precision precision, bool as_released);
 
 // How the answers name a job's weights: "published mxfp4 experts, bf16 attention", "published
-// fp8", or the precision's name.
+// fp8", "published awq (int4)", or the precision's name.
 Text weights_name(const Model& m, Precision precision, bool as_released);
 
 // Bytes of KV cache per token on one GPU of the layout (tp shards heads; pp splits layers).
