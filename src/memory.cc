@@ -302,10 +302,16 @@ WeightChoice choose_weights(const Model& m, Task task, std::optional<Precision> 
     c.as_released = true;
   }
   const Precision sixteen = c.precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
-  c.kv_precision = kv                                ? *kv
-                   : c.as_released                   ? Precision::kBf16
-                   : engine == KvDefault::kModelType ? sixteen
-                                                     : default_kv_precision(c.precision);
+  const bool follows = engine == KvDefault::kFollowsWeights;
+  if (kv) {
+    c.kv_precision = *kv;
+  } else if (c.as_released) {
+    // The checkpoint's own KV format where it names one and the engine follows it, else the
+    // model's 16 bits: a published quantisation that names no cache format leaves it alone.
+    c.kv_precision = follows && m.released->kv ? *m.released->kv : Precision::kBf16;
+  } else {
+    c.kv_precision = follows ? default_kv_precision(c.precision) : sixteen;
+  }
   return c;
 }
 

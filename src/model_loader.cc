@@ -606,7 +606,10 @@ double integer_bytes(int64_t bits, int64_t group, bool zero_point) {
 // - "awq" and "gptq" with 4 or 8 bits: packed integers, a 16-bit scale and a packed zero per
 //   group_size weights (AutoAWQ's and GPTQ's layouts), gpuplan's int4 and int8 classes;
 // - "compressed-tensors" with one weight scheme (llm-compressor's checkpoints): 8-bit floats
-//   (fp8), 8- or 4-bit integers by group or channel, 4-bit floats in groups of 16 (NVFP4).
+//   (fp8), 8- or 4-bit integers by group or channel, 4-bit floats in groups of 16 (NVFP4);
+// - "modelopt" (NVIDIA's TensorRT Model Optimizer checkpoints, the ones TensorRT-LLM serves):
+//   quant_algo FP8 (a byte a weight) or NVFP4 (0.5625), and the KV cache its
+//   kv_cache_quant_algo names.
 // Modules kept in 16 bits: see experts_only. Any other method, or a scheme outside these, is
 // kept by name, not understood: the weights are then 16-bit unless a precision is given, and
 // the answers say so. A key of the wrong shape is an error naming the line.
@@ -633,7 +636,11 @@ Result<std::optional<ReleasedWeights>> read_released(const Json& obj, std::strin
                 "as transformers writes it, e.g. \"quant_method\": \"fp8\"");
   }
   // What stays in 16 bits.
-  const char* kept_key = w.method == "compressed-tensors" ? "ignore" : "modules_to_not_convert";
+  // (Model Optimizer's legacy hf_quant_config.json says exclude_modules, its config.json ignore.)
+  const char* kept_key = w.method == "compressed-tensors" ? "ignore"
+                         : w.method == "modelopt"
+                             ? (q.contains("exclude_modules") ? "exclude_modules" : "ignore")
+                             : "modules_to_not_convert";
   std::optional<bool> scope = false;
   if (q.contains(kept_key) && !q[kept_key].is_null()) {
     if (!q[kept_key].is_array()) {
@@ -678,6 +685,19 @@ Result<std::optional<ReleasedWeights>> read_released(const Json& obj, std::strin
     if (*bits == 4 || *bits == 8) {
       // Both store a zero per group (GPTQ's qzeros even when symmetric).
       read(*bits == 4 ? Precision::kInt4 : Precision::kInt8, integer_bytes(*bits, *group, true));
+    }
+  } else if (w.method == "modelopt") {
+    const std::string algo = q.contains("quant_algo") && q["quant_algo"].is_string()
+                                 ? q["quant_algo"].get<std::string>()
+                                 : "";
+    if (algo == "FP8" || algo == "FP8_PER_CHANNEL_PER_TOKEN") {
+      read(Precision::kFp8, 1.0);  // per-tensor or per-channel scales: negligible
+    } else if (algo == "NVFP4") {
+      read(Precision::kFp4, precision_bytes(Precision::kFp4));
+    }
+    if (q.contains("kv_cache_quant_algo") && q["kv_cache_quant_algo"].is_string() &&
+        q["kv_cache_quant_algo"].get<std::string>() == "FP8") {
+      w.kv = Precision::kFp8;
     }
   } else if (w.method == "compressed-tensors" && q.contains("config_groups") &&
              q["config_groups"].is_object() && q["config_groups"].size() == 1) {

@@ -413,6 +413,21 @@ TEST(Inference, WeightsAsPublishedUnlessAPrecisionIsGiven) {
       choose_weights(llama, Task::kInfer, Precision::kFp16, std::nullopt, KvDefault::kModelType)
           .kv_precision,
       Precision::kFp16);
+  // A checkpoint that names its KV format (Model Optimizer's kv_cache_quant_algo FP8) keeps it
+  // where the engine's cache follows the checkpoint (TensorRT-LLM), not under vLLM's "auto".
+  Result<Model> fp4 = parse_model_config(
+      R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100,)"
+      R"( "n_positions": 64, "quantization_config": {"quant_method": "modelopt",)"
+      R"( "quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}})",
+      "cfg.json", "x");
+  ASSERT_TRUE(fp4.has_value()) << fp4.error().message();
+  const WeightChoice trt = choose_weights(*fp4, Task::kInfer, std::nullopt, std::nullopt, kTrt);
+  EXPECT_TRUE(trt.as_released);
+  EXPECT_EQ(trt.precision, Precision::kFp4);
+  EXPECT_EQ(trt.kv_precision, Precision::kFp8);
+  EXPECT_EQ(choose_weights(*fp4, Task::kInfer, std::nullopt, std::nullopt, KvDefault::kModelType)
+                .kv_precision,
+            Precision::kBf16);
   // The shipped engines say which they keep (data/engines/).
   EXPECT_EQ((*c.engine("tensorrt-llm"))->kv_cache, KvDefault::kFollowsWeights);
   for (const char* id : {"vllm", "sglang", "tgi", "lmdeploy"}) {

@@ -294,6 +294,16 @@ TEST_F(ModelTest, ReadsTheFormatTheCheckpointIsPublishedIn) {
       R"({"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}}}})");
   EXPECT_EQ(nvfp4.precision, Precision::kFp4);
   EXPECT_DOUBLE_EQ(nvfp4.bytes, 0.5625);
+  // NVIDIA Model Optimizer's NVFP4 checkpoints (nvidia/*-FP4): E2M1 values with an E4M3 scale
+  // per 16, and the fp8 KV cache their kv_cache_quant_algo names.
+  ReleasedWeights modelopt = released(
+      R"({"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", )"
+      R"("group_size": 16, "ignore": ["lm_head"]})");
+  EXPECT_TRUE(modelopt.understood);
+  EXPECT_EQ(modelopt.precision, Precision::kFp4);
+  EXPECT_DOUBLE_EQ(modelopt.bytes, 0.5625);
+  ASSERT_TRUE(modelopt.kv.has_value());
+  EXPECT_EQ(*modelopt.kv, Precision::kFp8);
   // Kept out of a dense model, attention is a split gpuplan does not count: not understood,
   // as a method it does not read (bitsandbytes) or 3-bit integers are.
   EXPECT_FALSE(

@@ -223,7 +223,9 @@ Precision default_kv_precision(Precision weights);
 // The weights and KV cache of a job, from what the user gave (nullopt: not given). Inference
 // with no precision: the checkpoint's format where its config declares one gpuplan reads
 // (Model::released; gpt-oss's MXFP4 experts, DeepSeek-V3's block-scaled fp8) with a 16-bit KV
-// cache unless one is given, as engines' "auto" KV format keeps the model's activation type.
+// cache unless one is given, as engines' "auto" KV format keeps the model's activation type, or
+// the one the checkpoint names (Model Optimizer's kv_cache_quant_algo) where the engine's cache
+// follows the checkpoint.
 // A precision given that is the published format's class (fp4 for gpt-oss, fp8 for
 // DeepSeek-V3) is that format too. Otherwise the precision given or bf16, and
 // default_kv_precision unless the KV one is given. One rule for fit, serve, plan and validate.

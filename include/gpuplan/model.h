@@ -63,6 +63,9 @@ struct ReleasedWeights {
   Precision precision = Precision::kBf16;  // the class of the quantised matrices (fp4, fp8)
   double bytes = 2;                        // per quantised weight, block scales included
   bool experts_only = false;  // only the routed experts' matrices; attention and router 16-bit
+  // The KV cache the checkpoint quantises to (Model Optimizer's kv_cache_quant_algo), which an
+  // engine whose cache follows the checkpoint keeps; nullopt: none named.
+  std::optional<Precision> kv;
 };
 
 // Sliding-window attention: `layers` of the model's layers attend to the last `tokens`
