@@ -402,7 +402,7 @@ TEST(Inference, WeightsAsPublishedUnlessAPrecisionIsGiven) {
   EXPECT_EQ(dense.kv_precision, Precision::kFp8);
   // With no KV cache named, the engine's: fp8 weights bring an fp8 cache in TensorRT-LLM
   // (default_kv_precision) and keep the model's 16 bits in vLLM ("auto"), fp16 with fp16.
-  const Model& llama = *c.model("llama-3.1-8b");
+  const Model llama = *c.model("llama-3.1-8b");
   EXPECT_EQ(choose_weights(llama, Task::kInfer, Precision::kFp8, std::nullopt, kTrt).kv_precision,
             Precision::kFp8);
   EXPECT_EQ(
