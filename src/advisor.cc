@@ -739,12 +739,13 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   if (!rate.note.empty() && !plan.ranked.empty()) {
     plan.notes.push_back(rate.note);
   }
+  // The weights every serving offer was sized with (choose_weights; the engine's KV rule does
+  // not change them): named in the notes and the GPUs' caveats below.
+  const WeightChoice weights =
+      choose_weights(model, Task::kInfer, job.precision, std::nullopt, KvDefault::kFollowsWeights);
   if (serving) {
-    // The weights every offer was sized with, when the checkpoint chose them (choose_weights).
-    const WeightChoice w = choose_weights(model, Task::kInfer, job.precision, std::nullopt,
-                                          KvDefault::kFollowsWeights);  // weights only
-    if (w.as_released) {
-      const Text name = weights_name(model, w.precision, true);
+    if (weights.as_released) {
+      const Text name = weights_name(model, weights.precision, true);
       plan.notes.push_back(
           {fmt::format("weights: {}, as the model's quantization_config gives them; a job "
                        "file's precision serves another format",
@@ -797,16 +798,13 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
   }
   // What the training model leaves out for this model and each ranked offer's GPU
   // (training_caveats), and for serving the GPU's estimated rates; each said once.
-  const Precision served =
-      choose_weights(model, Task::kInfer, job.precision, std::nullopt, KvDefault::kFollowsWeights)
-          .precision;
   for (const PlanCandidate& p : plan.ranked) {
     std::vector<Text> caveats;
     if (p.training) {
       caveats = p.training->caveats;
     } else if (const Result<const Gpu*> g = catalog.gpu(p.offer->gpu)) {
-      if (Text note =
-              estimated_rates_note(**g, estimated_rates(**g, served, AttentionKernels::kNative));
+      if (Text note = estimated_rates_note(
+              **g, estimated_rates(**g, weights.precision, AttentionKernels::kNative));
           !note.empty()) {
         caveats.push_back(std::move(note));
       }
