@@ -18,6 +18,81 @@ bool EngineProfile::names(std::string_view published) const {
                      [&](const std::string& a) { return starts_with_any_case(published, a); });
 }
 
+std::string EngineProfile::published_version(std::string_view published) const {
+  for (const std::string& a : aliases) {
+    if (!starts_with_any_case(published, a)) {
+      continue;
+    }
+    std::string_view rest = published.substr(a.size());
+    const size_t start = rest.find_first_not_of(' ');
+    if (start == std::string_view::npos || start == 0) {
+      continue;  // nothing after the alias, or the alias is the start of a longer word
+    }
+    rest = rest.substr(start);
+    const size_t end = rest.find_first_not_of("0123456789.");
+    const std::string_view version = rest.substr(0, end);
+    if (version_at_least(version, "0")) {
+      return std::string(version);
+    }
+  }
+  return "";
+}
+
+bool EngineProfile::host_waits(std::string_view version) const {
+  if (version.empty()) {
+    return host_waits_until.empty();  // the current release is past every release listed
+  }
+  return (host_waits_from.empty() || version_at_least(version, host_waits_from)) &&
+         (host_waits_until.empty() || !version_at_least(version, host_waits_until));
+}
+
+namespace {
+
+// The dotted numbers of a release ("0.10.0" -> 0, 10, 0); empty where `v` is not one.
+std::vector<int64_t> release_numbers(std::string_view v) {
+  std::vector<int64_t> numbers;
+  if (v.empty() || v.front() == '.' || v.back() == '.') {
+    return {};
+  }
+  int64_t n = 0;
+  bool digit = false;
+  for (char ch : v) {
+    if (ch == '.') {
+      if (!digit) {
+        return {};
+      }
+      numbers.push_back(n);
+      n = 0;
+      digit = false;
+    } else if (ch >= '0' && ch <= '9' && n < 1'000'000) {
+      n = n * 10 + (ch - '0');
+      digit = true;
+    } else {
+      return {};
+    }
+  }
+  numbers.push_back(n);
+  return numbers;
+}
+
+}  // namespace
+
+bool version_at_least(std::string_view version, std::string_view since) {
+  const std::vector<int64_t> v = release_numbers(version);
+  const std::vector<int64_t> s = release_numbers(since);
+  if (v.empty() || s.empty()) {
+    return false;
+  }
+  for (size_t i = 0; i < std::max(v.size(), s.size()); ++i) {
+    const int64_t a = i < v.size() ? v[i] : 0;
+    const int64_t b = i < s.size() ? s[i] : 0;
+    if (a != b) {
+      return a > b;
+    }
+  }
+  return true;
+}
+
 namespace {
 
 constexpr std::array kKvPolicies = {
@@ -36,7 +111,8 @@ bool lists(const std::vector<std::string>& ids, const Gpu& gpu) {
 }
 
 EngineSettings apply(const EngineProfile& e, int64_t max_batch, int64_t max_tokens,
-                     bool peak_second, InferenceParams inference, MemoryParams memory) {
+                     bool peak_second, std::string_view version, InferenceParams inference,
+                     MemoryParams memory) {
   EngineSettings s;
   // Fitted: the profile's own, or the shared one, fitted with this engine's runs.
   s.host_time_fitted = e.iteration_overhead.has_value() || inference.engine == e.id;
@@ -50,6 +126,8 @@ EngineSettings apply(const EngineProfile& e, int64_t max_batch, int64_t max_toke
   if (e.iteration_overhead) {
     inference.iteration_overhead = *e.iteration_overhead;
   }
+  inference.sequence_overhead = e.sequence_overhead;
+  inference.sequence_overhead_overlapped = !e.host_waits(version);
   memory.inference_chunk_tokens = max_tokens;
   s.inference = inference;
   s.memory = memory;
@@ -65,7 +143,7 @@ bool EngineTier::applies(const Gpu& gpu) const {
 }
 
 EngineSettings engine_settings(const EngineProfile& e, const Gpu& gpu, InferenceParams inference,
-                               MemoryParams memory) {
+                               MemoryParams memory, std::string_view version) {
   int64_t max_batch = e.max_batch;
   int64_t max_tokens = e.max_tokens;
   for (const EngineTier& t : e.tiers) {
@@ -74,13 +152,13 @@ EngineSettings engine_settings(const EngineProfile& e, const Gpu& gpu, Inference
       max_tokens = t.max_tokens;
     }
   }
-  return apply(e, max_batch, max_tokens, lists(e.peak_second_gpus, gpu), std::move(inference),
-               memory);
+  return apply(e, max_batch, max_tokens, lists(e.peak_second_gpus, gpu), version,
+               std::move(inference), memory);
 }
 
 EngineSettings engine_defaults(const EngineProfile& e, InferenceParams inference,
                                MemoryParams memory) {
-  return apply(e, e.max_batch, e.max_tokens, false, std::move(inference), memory);
+  return apply(e, e.max_batch, e.max_tokens, false, {}, std::move(inference), memory);
 }
 
 std::string_view kv_policy_name(KvPolicy p) {
@@ -158,6 +236,34 @@ Result<EngineProfile> load_engine(const std::string& path) {
                            r.optional_quantity("iteration_overhead", Dimension::kSeconds));
   if (overhead) {
     e.iteration_overhead = Seconds(*overhead);
+  }
+  GPUPLAN_ASSIGN_OR_RETURN(overhead, r.optional_quantity("sequence_overhead", Dimension::kSeconds));
+  if (overhead) {
+    // Above a millisecond per sequence, a batch of a thousand would wait a second on the host.
+    if (!(*overhead >= 0 && *overhead <= 1e-3)) {
+      return fail(r.where("sequence_overhead"),
+                  fmt::format("sequence_overhead {:g} us is outside 0 to 1000 us", *overhead * 1e6),
+                  "give the host time per sequence per iteration, e.g. \"20 us\"");
+    }
+    e.sequence_overhead = Seconds(*overhead);
+  }
+  for (auto [key, release] : {std::pair{"host_waits_from", &e.host_waits_from},
+                              std::pair{"host_waits_until", &e.host_waits_until}}) {
+    if (r.raw(key) == nullptr) {
+      continue;
+    }
+    GPUPLAN_ASSIGN_OR_RETURN(*release, r.text(key));
+    if (!version_at_least(*release, "0")) {
+      return fail(r.where(key), fmt::format("'{}' is not a release number", *release),
+                  "give the engine's release as dotted numbers, e.g. \"0.14\"");
+    }
+  }
+  if (!e.host_waits_from.empty() && !e.host_waits_until.empty() &&
+      version_at_least(e.host_waits_from, e.host_waits_until)) {
+    return fail(r.where("host_waits_until"),
+                fmt::format("host_waits_until {} is not after host_waits_from {}",
+                            e.host_waits_until, e.host_waits_from),
+                "the releases whose GPU waits run from the first to before the second");
   }
   GPUPLAN_ASSIGN_OR_RETURN(e.benchmark_requests,
                            r.optional_integer("benchmark_requests", 1, int64_t{10'000'000}));

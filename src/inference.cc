@@ -277,6 +277,15 @@ IterationTime InferenceModel::iteration(const BatchShape& b) const {
   }
   out.overhead =
       params_.iteration_overhead + params_.layer_overhead * static_cast<double>(model_.layers);
+  // The engine's work per sequence: between two iterations, or while the GPU computes this one
+  // (then only what it takes beyond the GPU's time shows).
+  const Seconds per_sequence = params_.sequence_overhead * static_cast<double>(b.logits);
+  if (params_.sequence_overhead_overlapped) {
+    const Seconds gpu = out.matmul + out.attention + out.elementwise + out.tp_comm + out.pp_comm;
+    out.overhead += Seconds(std::max(0.0, per_sequence.si() - gpu.si()));
+  } else {
+    out.overhead += per_sequence;
+  }
   if (params_.time_scale != 1.0) {
     for (Seconds* part : {&out.matmul, &out.attention, &out.elementwise, &out.tp_comm, &out.pp_comm,
                           &out.overhead}) {

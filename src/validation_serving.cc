@@ -138,6 +138,7 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   if (out.engine == nullptr) {
     return fail("", fmt::format("no engine profile (data/engines) names '{}'", engine_text));
   }
+  out.engine_version = out.engine->published_version(engine_text);
   GPUPLAN_ASSIGN_OR_RETURN(out.model, parse_model_config(model_json->dump(), "model", out.id));
   std::string text;
   std::optional<Precision> weights, kv;
@@ -239,8 +240,8 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
 std::variant<std::string, RowSimulation> simulate_row(const ServingRow& row, const Catalog& catalog,
                                                       const InferenceParams& params) {
   using Outcome = std::variant<std::string, RowSimulation>;
-  const EngineSettings es =
-      engine_settings(*row.engine, *row.instance.gpu, params, catalog.memory_params());
+  const EngineSettings es = engine_settings(*row.engine, *row.instance.gpu, params,
+                                            catalog.memory_params(), row.engine_version);
   Instance in = row.instance;
   ServingSetup setup = row.setup;
   Workload w = row.workload;

@@ -36,6 +36,64 @@ TEST(EngineTest, TheCatalogDefaultsAreTheDefaultEnginesAndItsHostTimeIsFitted) {
             c.inference_params().iteration_overhead.si());
 }
 
+TEST(EngineTest, OnlyVllmAddsHostTimePerSequence) {
+  // data/engines/vllm.toml: 5.5 ms between two decode steps at 256 sequences (vLLM issue
+  // #10634) = 21 us per sequence sampling a token. TensorRT-LLM's per-request work is inside
+  // its fitted host time; SGLang overlaps it with the forward pass; TGI and LMDeploy publish no
+  // measurement of it.
+  EXPECT_NEAR(engine("vllm").sequence_overhead.si(), 21e-6, 1e-12);
+  EXPECT_NEAR(on("vllm", "h100-sxm").inference.sequence_overhead.si(), 21e-6, 1e-12);
+  for (const char* id : {"tensorrt-llm", "sglang", "tgi", "lmdeploy"}) {
+    EXPECT_EQ(on(id, "h100-sxm").inference.sequence_overhead.si(), 0.0) << id;
+  }
+  EXPECT_EQ(shipped_catalog().inference_params().sequence_overhead.si(), 0.0);
+}
+
+TEST(EngineTest, VllmWaitsForItsHostWorkFromRelease08UntilRelease014) {
+  // data/engines/vllm.toml: V1, whose gap was measured, is the default engine from 0.8 (its
+  // v0.8.0 release notes), async scheduling from 0.14 (v0.14.0). A row's "vLLM 0.10.0" waits
+  // for the host; 0.6.5 (V0, which overlapped its output processing), 0.14.0, 0.15 and the
+  // current release (no version) do that work while the GPU computes; TensorRT-LLM's profile
+  // has no such work and names no releases.
+  const Catalog& c = shipped_catalog();
+  const auto overlapped = [&](const char* id, std::string_view version) {
+    return engine_settings(engine(id), **c.gpu("h100-sxm"), c.inference_params(), c.memory_params(),
+                           version)
+        .inference.sequence_overhead_overlapped;
+  };
+  EXPECT_FALSE(overlapped("vllm", "0.8.0"));
+  EXPECT_FALSE(overlapped("vllm", "0.10.0"));
+  EXPECT_FALSE(overlapped("vllm", "0.13.9"));
+  EXPECT_TRUE(overlapped("vllm", "0.6.5"));
+  EXPECT_TRUE(overlapped("vllm", "0.14.0"));
+  EXPECT_TRUE(overlapped("vllm", "0.15"));
+  EXPECT_TRUE(overlapped("vllm", ""));
+  EXPECT_TRUE(engine("tensorrt-llm").host_waits(""));
+  EXPECT_FALSE(overlapped("tensorrt-llm", "0.17"));
+}
+
+TEST(EngineTest, APublishedEngineNameGivesTheReleaseAfterItsAlias) {
+  EXPECT_EQ(engine("vllm").published_version("vLLM 0.10.0"), "0.10.0");
+  EXPECT_EQ(engine("vllm").published_version("vLLM 0.6.5 (AMD MLPerf harness, v5.1; V0 engine)"),
+            "0.6.5");
+  EXPECT_EQ(engine("tensorrt-llm").published_version("TensorRT-LLM 0.17 + Triton"), "0.17");
+  // No release after the alias, or none that is dotted numbers.
+  EXPECT_EQ(engine("tensorrt-llm").published_version("TensorRT-LLM (NVIDIA MLPerf harness)"), "");
+  EXPECT_EQ(engine("vllm").published_version("vLLM"), "");
+  EXPECT_EQ(engine("vllm").published_version("vLLM v1"), "");
+}
+
+TEST(EngineTest, ReleasesCompareNumberByNumber) {
+  // 0.10 is later than 0.9 (numbers, not text); a missing number counts as 0.
+  EXPECT_TRUE(version_at_least("0.10.0", "0.9"));
+  EXPECT_FALSE(version_at_least("0.9.2", "0.14"));
+  EXPECT_TRUE(version_at_least("0.14", "0.14.0"));
+  EXPECT_TRUE(version_at_least("1", "0.14"));
+  for (const char* bad : {"", ".", "0..1", "1.", ".1", "0.1a", "v0.14"}) {
+    EXPECT_FALSE(version_at_least(bad, "0")) << bad;
+  }
+}
+
 TEST(EngineTest, EachEngineGivesItsServingBenchmarksLengthOrNone) {
   // TensorRT-LLM's serving tables were measured with 500 requests per load (perf-overview.md);
   // vLLM's benchmark_serving.py, SGLang's bench_serving.py and LMDeploy's profile_restful_api.py

@@ -132,6 +132,55 @@ TEST_F(InferenceTest, ATimeScaleStretchesEveryPartOfAnIteration) {
   EXPECT_EQ(b.chunk_tokens(), a.chunk_tokens());
 }
 
+TEST_F(InferenceTest, TheEnginesHostTimePerSequenceAddsOncePerSequenceSamplingAToken) {
+  // An engine with 21 us per sequence (vLLM's, data/engines/vllm.toml) on the same mixed
+  // iteration as above, 64 decodes and one prompt finishing: 65 sequences sample a token, so
+  // the host time grows by 65 x 21 us = 1.365 ms and nothing on the GPU changes.
+  const InferenceModel a = make("llama-3.1-8b", "h100-sxm", 1);
+  InferenceParams per_sequence = a.params();
+  per_sequence.sequence_overhead = Seconds(21e-6);
+  const InferenceModel b(*catalog_->model("llama-3.1-8b"), a.instance(), catalog_->memory_params(),
+                         catalog_->train_params(), per_sequence);
+  ASSERT_TRUE(a.feasible() && b.feasible());
+  BatchShape mix;
+  mix.prefill_tokens = 512;
+  mix.prefill_keys = 512.0 * 256.5;
+  mix.decodes = 64;
+  mix.decode_context = 64.0 * 1000;
+  mix.logits = 65;
+  EXPECT_NEAR(b.iteration(mix).overhead.si() - a.iteration(mix).overhead.si(), 1.365e-3, 1e-12);
+  EXPECT_EQ(b.iteration(mix).matmul.si(), a.iteration(mix).matmul.si());
+  EXPECT_EQ(b.iteration(mix).attention.si(), a.iteration(mix).attention.si());
+  // A decode step of 256 sequences waits 256 x 21 us = 5.376 ms more: the gap vLLM's
+  // developers measured between two decode steps at that batch (5-6 ms, vLLM issue #10634).
+  EXPECT_NEAR(b.decode_step(256, 1000).si() - a.decode_step(256, 1000).si(), 5.376e-3, 1e-12);
+}
+
+TEST_F(InferenceTest, OverlappedHostWorkShowsOnlyBeyondTheGpusTime) {
+  // The same engine preparing the next iteration while the GPU runs this one: the host time per
+  // sequence counts max(0, n x 21 us - GPU time). One decode (21 us) hides behind the GPU's
+  // milliseconds of weight reads; a host time per sequence of 1 ms with 256 decodes (256 ms)
+  // exceeds them, and the iteration then lasts as long as the host.
+  const InferenceModel a = make("llama-3.1-8b", "h100-sxm", 1);
+  InferenceParams overlapped = a.params();
+  overlapped.sequence_overhead = Seconds(21e-6);
+  overlapped.sequence_overhead_overlapped = true;
+  const InferenceModel b(*catalog_->model("llama-3.1-8b"), a.instance(), catalog_->memory_params(),
+                         catalog_->train_params(), overlapped);
+  ASSERT_TRUE(a.feasible() && b.feasible());
+  EXPECT_EQ(b.decode_step(1, 1000).si(), a.decode_step(1, 1000).si());
+  overlapped.sequence_overhead = Seconds(1e-3);
+  const InferenceModel slow_host(*catalog_->model("llama-3.1-8b"), a.instance(),
+                                 catalog_->memory_params(), catalog_->train_params(), overlapped);
+  BatchShape b256;
+  b256.decodes = 256;
+  b256.decode_context = 256.0 * 1000;
+  b256.logits = 256;
+  const IterationTime gpu_only = a.iteration(b256);
+  const IterationTime host_bound = slow_host.iteration(b256);
+  EXPECT_NEAR(host_bound.total().si(), gpu_only.overhead.si() + 0.256, 1e-12);
+}
+
 TEST_F(InferenceTest, ElementwiseKernelsMoveWhatATokenWritesTheFittedPasses) {
   // Llama 3.1 8B (h 4096, 32 heads and 8 KV heads of 128, gated MLP of 14336, 32 layers) on one
   // GPU: a token writes two norm outputs and two residual sums (4h), Q, K, V and the attention

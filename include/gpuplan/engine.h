@@ -80,6 +80,17 @@ struct EngineProfile {
   // Host time per iteration, where published runs of this engine fitted it; absent: the shared
   // fitted value (params/inference.toml), which only TensorRT-LLM rows informed.
   std::optional<Seconds> iteration_overhead;
+  // Host time per sequence that samples a token in an iteration, beyond the shared host time:
+  // the per-request work (input preparation, output processing) a Python engine does between
+  // two forward passes while the GPU waits. Zero where the engine's per-request work is in its
+  // fitted host time (TensorRT-LLM) or no measurement of it was published.
+  Seconds sequence_overhead;
+  // The releases whose GPU waits for that work, from `host_waits_from` (empty: the first) up to
+  // and without `host_waits_until` (empty: to the current one). Other releases do it while the
+  // GPU runs the iteration before, so it costs only what it takes beyond the GPU's time (vLLM
+  // waits from 0.8, whose V1 engine measured it, until 0.14 and its async scheduling).
+  std::string host_waits_from;
+  std::string host_waits_until;
   // Requests in a run of the engine's own serving benchmark, where a published result does not
   // say how many (its client's default, or the count its publisher states for its serving
   // tables); absent: the engine has no such client. What a run that queues reports depends on
@@ -91,6 +102,12 @@ struct EngineProfile {
 
   // Whether a published engine name ("TensorRT-LLM 0.17 + Triton") is this engine.
   bool names(std::string_view published) const;
+  // The release a published engine name gives right after the alias it starts with ("vLLM
+  // 0.10.0" -> "0.10.0"); empty where it gives none.
+  std::string published_version(std::string_view published) const;
+  // Whether the GPU waits for the per-sequence host work in release `version` (empty: the
+  // current release).
+  bool host_waits(std::string_view version) const;
 };
 
 // What an engine runs with on one GPU.
@@ -103,10 +120,15 @@ struct EngineSettings {
   bool host_time_fitted = true;
 };
 
-// The shared parameters with the profile's values on `gpu`; engine_defaults: with the values it
-// takes on a GPU no tier names.
+// Whether release `version` ("0.10.0") is `since` ("0.14") or later, comparing the dotted
+// numbers in turn (a missing one counts as 0). False where either is not such a number.
+bool version_at_least(std::string_view version, std::string_view since);
+
+// The shared parameters with the profile's values on `gpu`, for the engine's release `version`
+// (empty: its current release); engine_defaults: with the values it takes on a GPU no tier
+// names.
 EngineSettings engine_settings(const EngineProfile& e, const Gpu& gpu, InferenceParams inference,
-                               MemoryParams memory);
+                               MemoryParams memory, std::string_view version = {});
 EngineSettings engine_defaults(const EngineProfile& e, InferenceParams inference,
                                MemoryParams memory);
 

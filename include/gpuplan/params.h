@@ -76,12 +76,15 @@ struct InferenceParams {
   std::string engine;              // the engine's id
   Seconds iteration_overhead;      // host time per iteration the GPUs wait for
   Seconds layer_overhead;          // per layer per iteration: launch gaps and kernel ramp
+  Seconds sequence_overhead;       // the engine's, per sequence sampling a token (engine.h)
   double stream_share = 0;         // of the streaming (BabelStream) bandwidth, what the
                                    // memory-bound decode kernels reach
   double compute_share = 0;        // of the microbenchmark tensor-core rate (gemm.h), what a
                                    // serving engine's GEMM and attention kernels reach loaded
   double elementwise_traffic = 0;  // passes over the bytes of the tensors a token writes
                                    // (fitted: engines fuse some of those kernels)
+  // The engine does its per-sequence host work while the GPU computes (engine.h).
+  bool sequence_overhead_overlapped = false;
   // Every iteration takes this times its modelled time: 1, or 1 + speed_uncertainty for the
   // sensitivity serve reports beside a loaded run.
   double time_scale = 1.0;

@@ -135,6 +135,7 @@ struct ServingRow {
   ServingSetup setup;
   Workload workload;  // `requests` is set by each prediction
   const EngineProfile* engine = nullptr;
+  std::string engine_version;  // the release the row's engine text gives; empty: none
   // A row of continuous batching a serving client measured (Poisson arrivals, or latencies with
   // every request queued; no data set named): the requests its engine's own serving benchmark
   // sends (EngineProfile::benchmark_requests), every one of them measured from the first arrival

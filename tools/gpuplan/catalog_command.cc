@@ -142,7 +142,11 @@ void list_engines(const Catalog& c) {
   for (const EngineProfile& e : c.engines()) {
     t.add({e.id, std::string(kv_policy_name(e.kv_policy)), kv_memory_text(e),
            fmt::format("{}", e.kv_block_tokens), std::string(prompt_scheduling_name(e.scheduling)),
-           engine_limits(c, e), host_time_fitted(c, e) ? "fitted" : "shared (not fitted)",
+           engine_limits(c, e),
+           fmt::format("{}{}", host_time_fitted(c, e) ? "fitted" : "shared (not fitted)",
+                       e.sequence_overhead.si() > 0
+                           ? fmt::format(" + {:g} us/sequence", e.sequence_overhead.si() * 1e6)
+                           : std::string()),
            e.benchmark_requests ? fmt::format("{} requests", *e.benchmark_requests) : "-"});
   }
   emit("{}", t.str());
@@ -191,6 +195,15 @@ void write_engine_json(JsonWriter& w, const EngineProfile& e) {
     w.field("iteration_overhead_s", e.iteration_overhead->si());
   } else {
     w.key("iteration_overhead_s").null();
+  }
+  w.field("sequence_overhead_s", e.sequence_overhead.si());
+  for (auto [key, release] : {std::pair{"host_waits_from", &e.host_waits_from},
+                              std::pair{"host_waits_until", &e.host_waits_until}}) {
+    if (release->empty()) {
+      w.key(key).null();
+    } else {
+      w.field(key, *release);
+    }
   }
   if (e.benchmark_requests) {
     w.field("benchmark_requests", *e.benchmark_requests);
@@ -540,6 +553,18 @@ void show_engine(const Catalog& c, const EngineProfile& e, bool json) {
                          e.iteration_overhead->si() * 1e3)
            : fmt::format("the shared fitted value (params/serving-fit.toml), {} to its runs",
                          host_time_fitted(c, e) ? "fitted" : "not fitted"));
+  if (e.sequence_overhead.si() > 0) {
+    emit(
+        "           + {:g} us per sequence sampling a token in each iteration (measured, see "
+        "source){}\n",
+        e.sequence_overhead.si() * 1e6,
+        e.host_waits_from.empty() && e.host_waits_until.empty()
+            ? std::string()
+            : fmt::format("; the GPU waits for it in releases {} to before {}, in others only "
+                          "what exceeds the GPU's time counts",
+                          e.host_waits_from.empty() ? "0" : e.host_waits_from,
+                          e.host_waits_until.empty() ? "the current one" : e.host_waits_until));
+  }
   emit("benchmark  {}\n",
        e.benchmark_requests
            ? fmt::format("{} requests per run of its own serving benchmark", *e.benchmark_requests)

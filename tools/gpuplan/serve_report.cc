@@ -439,6 +439,31 @@ void print_options(const ServeReport& r) {
                    "latências podem sair baixas.\n",
                    e.name));
   }
+  if (e.sequence_overhead.si() > 0) {
+    // serve models the engine's current release (engine_settings with no version).
+    const double us = e.sequence_overhead.si() * 1e6;
+    if (e.host_waits("")) {
+      emit("{}", say(lang,
+                     "note: {} adds {:.0f} us of host time per sequence sampling a token in "
+                     "each iteration, as measured by its developers (data/engines/{}.toml).\n",
+                     "nota: o {} soma {:.0f} us de tempo de host por sequência que amostra um "
+                     "token em cada iteração, como medido por seus desenvolvedores "
+                     "(data/engines/{}.toml).\n",
+                     e.name, us, e.id));
+    } else {
+      emit("{}",
+           say(lang,
+               "note: {} from release {} prepares each iteration while the GPU runs the "
+               "one before: its {:.0f} us of host time per sequence count only beyond the "
+               "GPU's time (releases {} to before {} wait for it; data/engines/{}.toml).\n",
+               "nota: o {} a partir da versão {} prepara cada iteração enquanto a GPU roda "
+               "a anterior: seus {:.0f} us de tempo de host por sequência só contam além "
+               "do tempo da GPU (as versões de {} até antes de {} esperam por ele; "
+               "data/engines/{}.toml).\n",
+               e.name, e.host_waits_until, us, e.host_waits_from.empty() ? "0" : e.host_waits_from,
+               e.host_waits_until, e.id));
+    }
+  }
   const Text estimated = estimated_rates_note(
       *r.gpu, estimated_rates(*r.gpu, r.job.base.precision, AttentionKernels::kNative));
   if (!estimated.empty()) {
