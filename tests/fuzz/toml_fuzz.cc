@@ -1,12 +1,14 @@
 // libFuzzer target: every TOML reader. The first byte picks the reader (a catalog GPU, fabric,
 // offer, framework, tile fit or parameter file, a plan job file, a calibration profile, the
-// exchange rates); the rest is the file.
+// exchange rates, a serving engine or a request-length data set); the rest is the file.
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "fuzz_file.h"
 #include "gpuplan/advisor.h"
 #include "gpuplan/catalog.h"
+#include "gpuplan/engine.h"
 #include "loaders.h"
 
 namespace {
@@ -30,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   namespace d = gpuplan::detail;
   const std::string path = gpuplan::fuzz::write_input(data + 1, size - 1, ".toml");
-  switch (data[0] % 11) {
+  switch (data[0] % 13) {
     case 0:
       gpuplan::fuzz::consume(d::load_gpu(path));
       break;
@@ -69,6 +71,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     case 10:
       gpuplan::fuzz::consume(d::load_exchange_rates(path));
+      break;
+    case 11: {
+      // An engine that loads is applied as serve and validate apply one: on a GPU, for its
+      // current release and for the releases published names give.
+      gpuplan::Result<gpuplan::EngineProfile> e = d::load_engine(path);
+      gpuplan::fuzz::consume(e);
+      if (e) {
+        const gpuplan::Catalog& c = shipped();
+        for (const char* name : {"vLLM 0.10.0", "TensorRT-LLM 0.17 + Triton", "SGLang 0.4"}) {
+          const std::string version = e->published_version(name);
+          const gpuplan::EngineSettings s = gpuplan::engine_settings(
+              *e, **c.gpu("h100-sxm"), c.inference_params(), c.memory_params(), version);
+          if (!(s.inference.sequence_overhead.si() >= 0)) {
+            std::abort();  // a negative or NaN host time would shorten iterations
+          }
+        }
+      }
+      break;
+    }
+    case 12:
+      gpuplan::fuzz::consume(d::load_dataset(path));
       break;
     default: {
       gpuplan::Catalog c = shipped();
