@@ -185,41 +185,31 @@ TEST(Catalog, AnEnginesBenchmarkLengthIsAtLeastOneRequest) {
       << c.error().message();
 }
 
+// The vLLM profile with `from` replaced by `to` does not load, and says so naming its file and
+// the problem (`says`); the catalog error gives the line and key.
+void expect_vllm_refused(const char* from, const char* to, const char* says) {
+  std::string engine;
+  Result<Catalog> c = load_edited("engines/vllm.toml", from, to, &engine);
+  ASSERT_FALSE(c.has_value()) << to;
+  EXPECT_NE(c.error().message().find(engine + ":"), std::string::npos) << c.error().message();
+  EXPECT_NE(c.error().message().find(says), std::string::npos) << c.error().message();
+}
+
 TEST(Catalog, AnEnginesHostTimePerSequenceIsNeitherNegativeNorAboveAMillisecond) {
   // vLLM's 21 us per sequence turned into -21 us, then into 2 ms: a negative host time would
   // shorten every iteration, and 2 ms per sequence would make a batch of 1,024 wait two seconds
-  // for its host; both are refused with the file, line and key.
-  const std::pair<const char*, const char*> cases[] = {
-      {"\"-21 us\"", "'-21 us' is negative"},
-      {"\"2 ms\"", "sequence_overhead 2000 us is outside 0 to 1000 us"},
-  };
-  for (const auto& [value, says] : cases) {
-    std::string engine;
-    Result<Catalog> c = load_edited("engines/vllm.toml", "\"21 us\"", value, &engine);
-    ASSERT_FALSE(c.has_value()) << value;
-    EXPECT_NE(c.error().message().find(engine + ":"), std::string::npos) << c.error().message();
-    EXPECT_NE(c.error().message().find("sequence_overhead"), std::string::npos)
-        << c.error().message();
-    EXPECT_NE(c.error().message().find(says), std::string::npos) << c.error().message();
-  }
+  // for its host; both are refused.
+  expect_vllm_refused("\"21 us\"", "\"-21 us\"", "key 'sequence_overhead': '-21 us' is negative");
+  expect_vllm_refused("\"21 us\"", "\"2 ms\"", "sequence_overhead 2000 us is outside 0 to 1000 us");
 }
 
 TEST(Catalog, AnEnginesReleasesAreDottedNumbersInOrder) {
   // "v0.14" is how release tags are written, not a release number the rows' "vLLM 0.10.0" can
-  // be compared with; and a range that ends where it starts holds no release. Both are refused
-  // with the file, line and key.
-  const std::pair<const char*, const char*> cases[] = {
-      {"host_waits_until = \"v0.14\"", "'v0.14' is not a release number"},
-      {"host_waits_until = \"0.8\"", "host_waits_until 0.8 is not after host_waits_from 0.8"},
-  };
-  for (const auto& [edit, says] : cases) {
-    std::string engine;
-    Result<Catalog> c =
-        load_edited("engines/vllm.toml", "host_waits_until = \"0.14\"", edit, &engine);
-    ASSERT_FALSE(c.has_value()) << edit;
-    EXPECT_NE(c.error().message().find(engine + ":"), std::string::npos) << c.error().message();
-    EXPECT_NE(c.error().message().find(says), std::string::npos) << c.error().message();
-  }
+  // be compared with; and a range that ends where it starts holds no release. Both are refused.
+  expect_vllm_refused("host_waits_until = \"0.14\"", "host_waits_until = \"v0.14\"",
+                      "'v0.14' is not a release number");
+  expect_vllm_refused("host_waits_until = \"0.14\"", "host_waits_until = \"0.8\"",
+                      "host_waits_until 0.8 is not after host_waits_from 0.8");
 }
 
 TEST(GpuLoader, ReadsAGoodFile) {

@@ -101,6 +101,18 @@ TEST_F(InferenceTest, DecodingOneTokenStreamsTheWeightsOnce) {
               1e-12);
 }
 
+// 512 prompt tokens of one prompt that finishes (each attending to 256.5 keys on average,
+// causal) beside 64 decodes over 1,000-token contexts: 65 sequences sample a token.
+BatchShape a_mixed_iteration() {
+  BatchShape mix;
+  mix.prefill_tokens = 512;
+  mix.prefill_keys = 512.0 * 256.5;
+  mix.decodes = 64;
+  mix.decode_context = 64.0 * 1000;
+  mix.logits = 65;
+  return mix;
+}
+
 TEST_F(InferenceTest, ATimeScaleStretchesEveryPartOfAnIteration) {
   // time_scale 1.1 (serve's sensitivity): each part of a mixed iteration on 2 GPUs (GEMMs,
   // attention, elementwise, all-reduces, host time), the per-context decode rate and a lone
@@ -112,12 +124,7 @@ TEST_F(InferenceTest, ATimeScaleStretchesEveryPartOfAnIteration) {
   const InferenceModel b(*catalog_->model("llama-3.1-8b"), in, catalog_->memory_params(),
                          catalog_->train_params(), slow);
   ASSERT_TRUE(a.feasible() && b.feasible());
-  BatchShape mix;
-  mix.prefill_tokens = 512;
-  mix.prefill_keys = 512.0 * 256.5;
-  mix.decodes = 64;
-  mix.decode_context = 64.0 * 1000;
-  mix.logits = 65;
+  const BatchShape mix = a_mixed_iteration();
   const IterationTime x = a.iteration(mix);
   const IterationTime y = b.iteration(mix);
   EXPECT_NEAR(y.matmul.si(), 1.1 * x.matmul.si(), 1e-15);
@@ -142,12 +149,7 @@ TEST_F(InferenceTest, TheEnginesHostTimePerSequenceAddsOncePerSequenceSamplingAT
   const InferenceModel b(*catalog_->model("llama-3.1-8b"), a.instance(), catalog_->memory_params(),
                          catalog_->train_params(), per_sequence);
   ASSERT_TRUE(a.feasible() && b.feasible());
-  BatchShape mix;
-  mix.prefill_tokens = 512;
-  mix.prefill_keys = 512.0 * 256.5;
-  mix.decodes = 64;
-  mix.decode_context = 64.0 * 1000;
-  mix.logits = 65;
+  const BatchShape mix = a_mixed_iteration();
   EXPECT_NEAR(b.iteration(mix).overhead.si() - a.iteration(mix).overhead.si(), 1.365e-3, 1e-12);
   EXPECT_EQ(b.iteration(mix).matmul.si(), a.iteration(mix).matmul.si());
   EXPECT_EQ(b.iteration(mix).attention.si(), a.iteration(mix).attention.si());
