@@ -233,7 +233,9 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   ServeJob sj;
   sj.base = offer_instance(c, o);
   // The engine's limits on this offer's GPU, and its KV cache; validate_job checked the id.
-  const EngineProfile& engine = job.engine.empty() ? c.default_engine() : **c.engine(job.engine);
+  const EngineChoice choice =
+      job.engine.empty() ? EngineChoice{&c.default_engine(), ""} : *c.engine_choice(job.engine);
+  const EngineProfile& engine = *choice.profile;
   const WeightChoice weights =
       choose_weights(model, Task::kInfer, job.precision, std::nullopt, engine.kv_cache);
   sj.base.precision = weights.precision;
@@ -254,7 +256,8 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
     sj.slo.tpot_p99 = *job.latency_target;
   }
   sj.simulate_load = false;
-  const EngineSettings es = engine_settings(engine, gpu, c.inference_params(), c.memory_params());
+  const EngineSettings es =
+      engine_settings(engine, gpu, c.inference_params(), c.memory_params(), choice.release);
   sj.setup.kv_policy = es.kv_policy;
   const ServeAnswer a = serve(model, sj, es.memory, c.train_params(), es.inference, &shapes);
   const ServeOption* b = a.best_option();
@@ -468,7 +471,7 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
     }
   }
   if (!job.engine.empty()) {
-    Result<const EngineProfile*> e = catalog.engine(job.engine);
+    Result<EngineChoice> e = catalog.engine_choice(job.engine);
     if (!e) {
       return fail("engine", e.error().what, e.error().hint);
     }

@@ -258,6 +258,22 @@ Result<const EngineProfile*> Catalog::engine(std::string_view id) const {
   return e;
 }
 
+Result<EngineChoice> Catalog::engine_choice(std::string_view spec) const {
+  const size_t at = spec.find('@');
+  const std::string_view id = spec.substr(0, at);
+  EngineChoice choice;
+  GPUPLAN_ASSIGN_OR_RETURN(choice.profile, engine(id));
+  if (at != std::string_view::npos) {
+    Result<std::string> release = parse_release(spec.substr(at + 1));
+    if (!release) {
+      return fail("", release.error().what,
+                  fmt::format("write the engine as ID or ID@RELEASE, e.g. '{}@0.10.0'", id));
+    }
+    choice.release = *release;
+  }
+  return choice;
+}
+
 const EngineProfile* Catalog::engine_named(std::string_view published) const {
   for (const EngineProfile& e : engines_) {
     if (e.names(published)) {

@@ -77,6 +77,14 @@ std::vector<int64_t> release_numbers(std::string_view v) {
 
 }  // namespace
 
+Result<std::string> parse_release(std::string_view text) {
+  if (!version_at_least(text, "0")) {
+    return fail("", fmt::format("'{}' is not a release number", text),
+                "write a release as dotted numbers, e.g. \"0.10.0\"");
+  }
+  return std::string(text);
+}
+
 bool version_at_least(std::string_view version, std::string_view since) {
   const std::vector<int64_t> v = release_numbers(version);
   const std::vector<int64_t> s = release_numbers(since);
@@ -252,11 +260,13 @@ Result<EngineProfile> load_engine(const std::string& path) {
     if (r.raw(key) == nullptr) {
       continue;
     }
-    GPUPLAN_ASSIGN_OR_RETURN(*release, r.text(key));
-    if (!version_at_least(*release, "0")) {
-      return fail(r.where(key), fmt::format("'{}' is not a release number", *release),
-                  "give the engine's release as dotted numbers, e.g. \"0.14\"");
+    std::string text;
+    GPUPLAN_ASSIGN_OR_RETURN(text, r.text(key));
+    Result<std::string> parsed = parse_release(text);
+    if (!parsed) {
+      return fail(r.where(key), parsed.error().what, parsed.error().hint);
     }
+    *release = *parsed;
   }
   if (!e.host_waits_from.empty() && !e.host_waits_until.empty() &&
       version_at_least(e.host_waits_from, e.host_waits_until)) {

@@ -83,6 +83,29 @@ TEST(EngineTest, APublishedEngineNameGivesTheReleaseAfterItsAlias) {
   EXPECT_EQ(engine("vllm").published_version("vLLM v1"), "");
 }
 
+TEST(EngineTest, AJobNamesAnEngineAndOptionallyItsRelease) {
+  // "ID" is the current release, "ID@RELEASE" an older one's behaviour (as frameworks take
+  // "ID@YEAR"); a release that is not dotted numbers, or an unknown id, is refused with a hint.
+  const Catalog& c = shipped_catalog();
+  const Result<EngineChoice> current = c.engine_choice("vllm");
+  ASSERT_TRUE(current) << current.error().message();
+  EXPECT_EQ(current->profile->id, "vllm");
+  EXPECT_EQ(current->release, "");
+  const Result<EngineChoice> old = c.engine_choice("vllm@0.10.0");
+  ASSERT_TRUE(old) << old.error().message();
+  EXPECT_EQ(old->profile->id, "vllm");
+  EXPECT_EQ(old->release, "0.10.0");
+  const Result<EngineChoice> tag = c.engine_choice("vllm@v0.10.0");
+  ASSERT_FALSE(tag);
+  EXPECT_EQ(tag.error().what, "'v0.10.0' is not a release number");
+  EXPECT_EQ(tag.error().hint, "write the engine as ID or ID@RELEASE, e.g. 'vllm@0.10.0'");
+  const Result<EngineChoice> typo = c.engine_choice("vlm@0.10.0");
+  ASSERT_FALSE(typo);
+  EXPECT_EQ(typo.error().what, "unknown engine 'vlm'");
+  EXPECT_TRUE(parse_release("0.14"));
+  EXPECT_FALSE(parse_release("0.14-rc1"));
+}
+
 TEST(EngineTest, ReleasesCompareNumberByNumber) {
   // 0.10 is later than 0.9 (numbers, not text); a missing number counts as 0.
   EXPECT_TRUE(version_at_least("0.10.0", "0.9"));

@@ -48,7 +48,8 @@ struct PlanJob {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
   double prefix_hit = 0;  // share of prompt tokens found in the prefix cache (Workload)
-  std::string engine;     // serving engine (Catalog::engine); empty: the catalog's default
+  std::string engine;     // serving engine, "ID" or "ID@RELEASE" (Catalog::engine_choice); empty:
+                          // the catalog's default
   std::optional<Seconds> latency_target;  // p99 time per output token
   // Constraints.
   std::vector<std::string> residency;   // ISO country codes the work must stay in; empty: any

@@ -120,6 +120,16 @@ struct EngineSettings {
   bool host_time_fitted = true;
 };
 
+// A serving engine as a job names it, "ID" or "ID@RELEASE" (Catalog::engine_choice): its
+// profile, and the release whose behaviour applies (empty: the engine's current release).
+struct EngineChoice {
+  const EngineProfile* profile = nullptr;
+  std::string release;
+};
+
+// `text` as an engine release: dotted numbers ("0.10.0"), or an error saying so.
+Result<std::string> parse_release(std::string_view text);
+
 // Whether release `version` ("0.10.0") is `since` ("0.14") or later, comparing the dotted
 // numbers in turn (a missing one counts as 0). False where either is not such a number.
 bool version_at_least(std::string_view version, std::string_view since);

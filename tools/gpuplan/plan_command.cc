@@ -389,7 +389,8 @@ int run_plan(const std::vector<std::string>& args) {
       ->check(rule(fields::kRequestTokens));
   app.add_option("--engine", engine,
                  "serve: serving engine whose defaults apply, an id of gpuplan catalog list "
-                 "engines (default: the one data/params/inference.toml names)");
+                 "engines, or ID@RELEASE for an older release's behaviour (default: the one "
+                 "data/params/inference.toml names)");
   app.add_option("--prefix-hit", prefix_hit,
                  "serve: share of prompt tokens found in the prefix cache, 0 to 1 (default 0)")
       ->check(rule(fields::kPrefixHit));

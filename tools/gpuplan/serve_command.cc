@@ -132,8 +132,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
                             "default least-loaded: the instance with the fewest requests; "
                             "least-tokens: the fewest prompt tokens"));
   app.add_option("--engine", f.engine,
-                 "serving engine whose defaults apply: an id of gpuplan catalog list engines "
-                 "(default: the one the serving parameters were fitted with, named in "
+                 "serving engine whose defaults apply: an id of gpuplan catalog list engines, "
+                 "or ID@RELEASE for an older release's behaviour, e.g. vllm@0.10.0 (default: "
+                 "the one the serving parameters were fitted with, named in "
                  "data/params/inference.toml)");
   app.add_option("--kv-policy", f.kv_policy,
                  names_help(kv_policy_names(),
@@ -490,20 +491,22 @@ int run_serve(const std::vector<std::string>& args) {
     a.job.curve_points = kCurvePoints;
   }
   // The engine's limits on this GPU; its KV policy unless --kv-policy says otherwise.
-  const EngineProfile* engine = &catalog->default_engine();
+  EngineChoice choice{&catalog->default_engine(), ""};
   if (!f.engine.empty()) {
-    Result<const EngineProfile*> e = catalog->engine(f.engine);
+    Result<EngineChoice> e = catalog->engine_choice(f.engine);
     if (!e) {
       return report_error(kName, Error{"--engine", e.error().what, e.error().hint}, kExitUsage);
     }
-    engine = *e;
+    choice = *e;
   }
-  const EngineSettings es =
-      engine_settings(*engine, *a.gpu, catalog->inference_params(), catalog->memory_params());
+  const EngineProfile* engine = choice.profile;
+  const EngineSettings es = engine_settings(*engine, *a.gpu, catalog->inference_params(),
+                                            catalog->memory_params(), choice.release);
   if (f.kv_policy.empty() && f.static_batch == 0) {
     a.job.setup.kv_policy = es.kv_policy;
   }
   a.engine = engine;
+  a.engine_release = choice.release;
   a.host_time_fitted = es.host_time_fitted;
   // The weights as given or published, and the KV cache the engine keeps for them.
   const WeightChoice weights = choose_weights(*model, Task::kInfer, a.precision_given,

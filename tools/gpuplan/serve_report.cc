@@ -440,28 +440,31 @@ void print_options(const ServeReport& r) {
                    e.name));
   }
   if (e.sequence_overhead.si() > 0) {
-    // serve models the engine's current release (engine_settings with no version).
     const double us = e.sequence_overhead.si() * 1e6;
-    if (e.host_waits("")) {
+    const std::string release = r.engine_release.empty()
+                                    ? tr(lang, "at its current release", "na versão atual")
+                                    : say(lang, "at release {}", "na versão {}", r.engine_release);
+    if (e.host_waits(r.engine_release)) {
       emit("{}", say(lang,
-                     "note: {} adds {:.0f} us of host time per sequence sampling a token in "
-                     "each iteration, as measured by its developers (data/engines/{}.toml).\n",
-                     "nota: o {} soma {:.0f} us de tempo de host por sequência que amostra um "
-                     "token em cada iteração, como medido por seus desenvolvedores "
+                     "note: {} {} waits between iterations for {:.0f} us of host time per "
+                     "sequence sampling a token, as measured by its developers "
                      "(data/engines/{}.toml).\n",
-                     e.name, us, e.id));
+                     "nota: o {} {} espera entre iterações {:.0f} us de tempo de host por "
+                     "sequência que amostra um token, como medido por seus desenvolvedores "
+                     "(data/engines/{}.toml).\n",
+                     e.name, release, us, e.id));
     } else {
-      emit("{}",
-           say(lang,
-               "note: {} from release {} prepares each iteration while the GPU runs the "
-               "one before: its {:.0f} us of host time per sequence count only beyond the "
-               "GPU's time (releases {} to before {} wait for it; data/engines/{}.toml).\n",
-               "nota: o {} a partir da versão {} prepara cada iteração enquanto a GPU roda "
-               "a anterior: seus {:.0f} us de tempo de host por sequência só contam além "
-               "do tempo da GPU (as versões de {} até antes de {} esperam por ele; "
-               "data/engines/{}.toml).\n",
-               e.name, e.host_waits_until, us, e.host_waits_from.empty() ? "0" : e.host_waits_from,
-               e.host_waits_until, e.id));
+      emit("{}", say(lang,
+                     "note: {} {} prepares each iteration while the GPU runs the one before: "
+                     "its {:.0f} us of host time per sequence count only beyond the GPU's time "
+                     "(releases {} to before {} wait for it; --engine {}@RELEASE models one; "
+                     "data/engines/{}.toml).\n",
+                     "nota: o {} {} prepara cada iteração enquanto a GPU roda a anterior: "
+                     "seus {:.0f} us de tempo de host por sequência só contam além do tempo da "
+                     "GPU (as versões de {} até antes de {} esperam por ele; --engine "
+                     "{}@VERSÃO modela uma; data/engines/{}.toml).\n",
+                     e.name, release, us, e.host_waits_from.empty() ? "0" : e.host_waits_from,
+                     e.host_waits_until.empty() ? "-" : e.host_waits_until, e.id, e.id));
     }
   }
   const Text estimated = estimated_rates_note(
@@ -1078,6 +1081,11 @@ void print_serve_json(const ServeReport& r) {
       .field("prefix_hit", w.prefix_hit)
       .field("engine", r.engine->id)
       .field("engine_host_time_fitted", r.host_time_fitted);
+  if (r.engine_release.empty()) {
+    j.key("engine_release").null();  // the engine's current release
+  } else {
+    j.field("engine_release", r.engine_release);
+  }
   j.key("estimated_rates").begin_array();
   for (const std::string& rate :
        estimated_rates(*r.gpu, job.base.precision, AttentionKernels::kNative))

@@ -32,6 +32,7 @@ struct ServeReport {
   int64_t output = 0;
   std::optional<Money> price;             // per GPU-hour
   const EngineProfile* engine = nullptr;  // whose defaults applied
+  std::string engine_release;             // the release asked for; empty: the current one
   bool host_time_fitted = true;           // false: the shared host time stood in for its own
   Lang lang = Lang::kEn;  // of the text and HTML reports (and of per_request and load)
 };
