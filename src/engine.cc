@@ -30,9 +30,8 @@ std::string EngineProfile::published_version(std::string_view published) const {
     }
     rest = rest.substr(start);
     const size_t end = rest.find_first_not_of("0123456789.");
-    const std::string_view version = rest.substr(0, end);
-    if (version_at_least(version, "0")) {
-      return std::string(version);
+    if (Result<std::string> version = parse_release(rest.substr(0, end))) {
+      return *version;
     }
   }
   return "";
