@@ -233,8 +233,7 @@ PlanCandidate plan_serving(const PlanJob& job, const Model& model, const Catalog
   ServeJob sj;
   sj.base = offer_instance(c, o);
   // The engine's limits on this offer's GPU, and its KV cache; validate_job checked the id.
-  const EngineChoice choice =
-      job.engine.empty() ? EngineChoice{&c.default_engine(), ""} : *c.engine_choice(job.engine);
+  const EngineChoice choice = *c.engine_choice(job.engine);
   const EngineProfile& engine = *choice.profile;
   const WeightChoice weights =
       choose_weights(model, Task::kInfer, job.precision, std::nullopt, engine.kv_cache);
@@ -470,11 +469,8 @@ Result<bool> check_plan_job(const PlanJob& job, const Catalog& catalog) {
       return fail("offers", o.error().what, o.error().hint);
     }
   }
-  if (!job.engine.empty()) {
-    Result<EngineChoice> e = catalog.engine_choice(job.engine);
-    if (!e) {
-      return fail("engine", e.error().what, e.error().hint);
-    }
+  if (Result<EngineChoice> e = catalog.engine_choice(job.engine); !e) {
+    return fail("engine", e.error().what, e.error().hint);
   }
   for (const auto& [id, price] : job.prices) {
     Result<const Offer*> o = catalog.offer(id);

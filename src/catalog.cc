@@ -259,6 +259,9 @@ Result<const EngineProfile*> Catalog::engine(std::string_view id) const {
 }
 
 Result<EngineChoice> Catalog::engine_choice(std::string_view spec) const {
+  if (spec.empty()) {
+    return EngineChoice{&default_engine(), ""};
+  }
   const size_t at = spec.find('@');
   const std::string_view id = spec.substr(0, at);
   EngineChoice choice;

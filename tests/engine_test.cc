@@ -91,6 +91,11 @@ TEST(EngineTest, AJobNamesAnEngineAndOptionallyItsRelease) {
   ASSERT_TRUE(current) << current.error().message();
   EXPECT_EQ(current->profile->id, "vllm");
   EXPECT_EQ(current->release, "");
+  // No engine named: the catalog's default one (params/inference.toml), at its current release.
+  const Result<EngineChoice> unnamed = c.engine_choice("");
+  ASSERT_TRUE(unnamed) << unnamed.error().message();
+  EXPECT_EQ(unnamed->profile, &c.default_engine());
+  EXPECT_EQ(unnamed->release, "");
   const Result<EngineChoice> old = c.engine_choice("vllm@0.10.0");
   ASSERT_TRUE(old) << old.error().message();
   EXPECT_EQ(old->profile->id, "vllm");

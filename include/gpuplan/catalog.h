@@ -58,7 +58,8 @@ class Catalog {
   Result<const Dataset*> dataset(std::string_view id) const;
   Result<const EngineProfile*> engine(std::string_view id) const;
   // A serving engine from "ID" or "ID@RELEASE" ("vllm@0.10"): its profile and the release whose
-  // behaviour applies (engine.h; without one, the engine's current release).
+  // behaviour applies (engine.h; without one, the engine's current release). An empty spec is
+  // the default engine (default_engine) at its current release.
   Result<EngineChoice> engine_choice(std::string_view spec) const;
   // The engine a published result names ("TensorRT-LLM 0.17 + Triton"), or null.
   const EngineProfile* engine_named(std::string_view published) const;

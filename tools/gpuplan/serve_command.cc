@@ -491,22 +491,19 @@ int run_serve(const std::vector<std::string>& args) {
     a.job.curve_points = kCurvePoints;
   }
   // The engine's limits on this GPU; its KV policy unless --kv-policy says otherwise.
-  EngineChoice choice{&catalog->default_engine(), ""};
-  if (!f.engine.empty()) {
-    Result<EngineChoice> e = catalog->engine_choice(f.engine);
-    if (!e) {
-      return report_error(kName, Error{"--engine", e.error().what, e.error().hint}, kExitUsage);
-    }
-    choice = *e;
+  const Result<EngineChoice> choice = catalog->engine_choice(f.engine);
+  if (!choice) {
+    return report_error(kName, Error{"--engine", choice.error().what, choice.error().hint},
+                        kExitUsage);
   }
-  const EngineProfile* engine = choice.profile;
+  const EngineProfile* engine = choice->profile;
   const EngineSettings es = engine_settings(*engine, *a.gpu, catalog->inference_params(),
-                                            catalog->memory_params(), choice.release);
+                                            catalog->memory_params(), choice->release);
   if (f.kv_policy.empty() && f.static_batch == 0) {
     a.job.setup.kv_policy = es.kv_policy;
   }
   a.engine = engine;
-  a.engine_release = choice.release;
+  a.engine_release = choice->release;
   a.host_time_fitted = es.host_time_fitted;
   // The weights as given or published, and the KV cache the engine keeps for them.
   const WeightChoice weights = choose_weights(*model, Task::kInfer, a.precision_given,
