@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "gpuplan/fields.h"
 #include "gpuplan/suggest.h"
 #include "loaders.h"
 
@@ -129,6 +131,8 @@ Result<Dataset> load_dataset(const std::string& path) {
   GPUPLAN_ASSIGN_OR_RETURN(p, r.number_list("probabilities", 0, 1));
   GPUPLAN_ASSIGN_OR_RETURN(in, r.number_list("input_tokens", 1, 16'777'216));
   GPUPLAN_ASSIGN_OR_RETURN(out, r.number_list("output_tokens", 1, 16'777'216));
+  std::optional<int64_t> beams;
+  GPUPLAN_ASSIGN_OR_RETURN(beams, r.optional_count("beams", fields::kBeams));
   GPUPLAN_ASSIGN_OR_RETURN(source, r.text("source"));
   if (p.size() < 2 || p.front() != 0 || p.back() != 1 ||
       std::adjacent_find(p.begin(), p.end(), std::greater_equal<>()) != p.end()) {
@@ -149,6 +153,7 @@ Result<Dataset> load_dataset(const std::string& path) {
                  samples,
                  LengthDistribution(p, in),
                  LengthDistribution(p, out),
+                 beams.value_or(1),
                  std::move(source),
                  path};
 }

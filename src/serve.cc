@@ -159,6 +159,7 @@ Workload prompts_only(const Workload& w) {
   Workload p = w;
   p.output_tokens = 1;
   p.output_distribution.reset();
+  p.beams = 1;  // no decode step: the prompt's first token comes from its prefill
   for (RequestLength& l : p.lengths) {
     l.output = 1;
   }

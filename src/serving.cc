@@ -352,11 +352,11 @@ RequestLength Workload::length(int64_t request) const {
 
 double Workload::mean_context() const {
   if (lengths.empty()) {
-    return mean_input() + mean_output();
+    return mean_input() + static_cast<double>(beams) * mean_output();
   }
   double sum = 0;
   for (const RequestLength& l : lengths) {
-    sum += static_cast<double>(l.input + l.output);
+    sum += static_cast<double>(held_tokens(l));
   }
   return sum / static_cast<double>(lengths.size());
 }
@@ -449,11 +449,11 @@ int64_t Workload::prefix_store() const {
 int64_t Workload::max_own_context() const {
   if (lengths.empty()) {
     // input - cached_tokens(input) never falls as the input grows.
-    return max_input() - cached_tokens(max_input()) + max_output();
+    return max_input() - cached_tokens(max_input()) + beams * max_output();
   }
   int64_t most = 0;
   for (const RequestLength& l : lengths) {
-    most = std::max(most, l.input + l.output - cached_tokens(l.input));
+    most = std::max(most, held_tokens(l) - cached_tokens(l.input));
   }
   return most;
 }

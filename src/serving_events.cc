@@ -189,13 +189,14 @@ class Events {
   }
   int64_t kv(const Request& q, const Engine& e) {
     return q.state == State::kDecoding && paged_
-               ? q.kv + (e.clock - q.joined) * pool(e).model->kv_growth()
+               ? q.kv + (e.clock - q.joined) * w_.beams * pool(e).model->kv_growth()
                : q.kv;
   }
-  // The KV units (InferenceModel::kv_units) a decoder of `e` holding `context` tokens counts in
-  // the engine's context, its window part reserved for its whole length.
-  int64_t context_units(const Engine& e, const Request& q, int64_t context) {
-    return pool(e).model->kv_units(context, q.input + q.output);
+  // The KV units (InferenceModel::kv_units) a request of `e` that generated `generated` tokens
+  // counts in the engine's context: each beam reads the prompt's keys and values and its own,
+  // the window part reserved for the request's whole length.
+  int64_t context_units(const Engine& e, const Request& q, int64_t generated) {
+    return w_.beams * pool(e).model->kv_units(q.input + generated, q.input + q.output);
   }
   // Drops the entries at the top of `e.finishes` that preempted decoders left.
   void drop_stale(Engine& e) {
@@ -345,13 +346,14 @@ class Events {
     dispatch(q.id, slot, now, entry_, engines_.size());
   }
 
-  // A request whose prompt is in `e`'s KV cache decodes from the next iteration on.
+  // A request whose prompt is in `e`'s KV cache decodes from the next iteration on, each of its
+  // beams a decoder.
   void join(Engine& e, Request& q, int64_t slot) {
     q.state = State::kDecoding;
     q.joined = e.clock;
     q.finish_clock = e.clock + q.output - q.generated;
-    ++e.decoders;
-    e.context += context_units(e, q, q.input + q.generated);
+    e.decoders += w_.beams;
+    e.context += context_units(e, q, q.generated);
     e.finishes.push({.clock = q.finish_clock, .admitted = q.admitted, .slot = slot});
   }
 
@@ -372,17 +374,17 @@ class Events {
       e.kv_used -= kv(q, e);
       if (q.state == State::kDecoding) {
         q.generated = generated(q, e);
-        --e.decoders;
+        e.decoders -= w_.beams;
         ++e.stale;
-        e.context -= context_units(e, q, q.input + q.generated);
+        e.context -= context_units(e, q, q.generated);
       } else {
         GPUPLAN_CHECK(e.prefilling.back() == slot, "the newest prefill is the newest sequence");
         e.prefilling.pop_back();
       }
       q.state = State::kWaiting;
       q.kv = 0;
-      q.prefilled = q.cached;  // the shared prefix stays cached
-      q.target = q.input + q.generated;
+      q.prefilled = q.cached;                       // the shared prefix stays cached
+      q.target = q.input + w_.beams * q.generated;  // the prompt and every beam's output
       e.waiting.push_front(slot);
       ++totals.preemptions;
     }
@@ -399,9 +401,10 @@ class Events {
     }
     // A decode engine runs every sequence it admits in its next iteration: no more of them than
     // its token budget.
+    // With beam search, no more requests than their beams' tokens fit in an iteration.
     const int64_t limit = static_batch_ ? s_.static_batch
-                          : p.role == Role::kDecode
-                              ? std::min(model.engine_max_batch(), model.chunk_tokens())
+                          : p.role == Role::kDecode || w_.beams > 1
+                              ? std::min(model.engine_max_batch(), model.chunk_tokens() / w_.beams)
                               : model.engine_max_batch();
     if (paged_) {
       make_room(e);
@@ -412,11 +415,12 @@ class Events {
       Request& head = slots_[static_cast<size_t>(slot)];
       // KV cache: a prefill engine holds the prompt, the others the whole context (paged: what
       // is computed so far).
+      const RequestLength length{head.input, head.output};
       const int64_t tokens = p.role == Role::kPrefill ? head.input
                              : paged_                 ? head.target
-                                                      : head.input + head.output;
+                                                      : w_.held_tokens(length);
       // In units (kv_units): the window part reserved for all the engine will hold.
-      const int64_t reserved = p.role == Role::kPrefill ? head.input : head.input + head.output;
+      const int64_t reserved = p.role == Role::kPrefill ? head.input : w_.held_tokens(length);
       const int64_t need = model.kv_admitted(tokens, reserved, head.cached);
       if (e.kv_used + growth + need > p.capacity) {
         break;  // first come, first served: the head waits for room
@@ -520,8 +524,8 @@ class Events {
       e.finishes.pop();
       GPUPLAN_CHECK(f.clock == e.clock, "a sequence decoded past its last token");
       Request& q = slots_[static_cast<size_t>(f.slot)];
-      --e.decoders;
-      e.context -= context_units(e, q, q.input + q.output);
+      e.decoders -= w_.beams;
+      e.context -= context_units(e, q, q.output);
       e.kv_used -= kv(q, e);
       finish(e, q, f.slot, now);
       ++finished;

@@ -361,6 +361,15 @@ ServingResult serving_start(const InferenceModel& model, const Workload& w) {
   ServingResult r;
   r.kv_sequences = static_cast<int64_t>(sequences_in_kv(model, w));
   r.reason = kv_too_small(model, w);
+  if (r.reason.en.empty() && w.beams > model.chunk_tokens()) {
+    // Every beam of a decoding request is a token of each iteration it runs in.
+    r.reason = {fmt::format("a request's {} beams are more than the {} tokens an iteration of "
+                            "the engine runs",
+                            w.beams, model.chunk_tokens()),
+                fmt::format("os {} feixes de uma requisição são mais do que os {} tokens que "
+                            "uma iteração do motor executa",
+                            w.beams, model.chunk_tokens())};
+  }
   return r;
 }
 
@@ -376,12 +385,13 @@ int64_t own_units_of_longest(const InferenceModel& model, const Workload& w) {
   if (w.lengths.empty()) {
     // Units never fall as the input grows, nor does input - cached_tokens(input).
     const int64_t input = w.max_input();
-    return model.kv_units(input + w.max_output()) - model.kv_units(w.cached_tokens(input));
+    return model.kv_units(input + w.beams * w.max_output()) -
+           model.kv_units(w.cached_tokens(input));
   }
   int64_t most = 0;
   for (const RequestLength& l : w.lengths) {
-    most = std::max(most,
-                    model.kv_units(l.input + l.output) - model.kv_units(w.cached_tokens(l.input)));
+    most =
+        std::max(most, model.kv_units(w.held_tokens(l)) - model.kv_units(w.cached_tokens(l.input)));
   }
   return most;
 }
@@ -402,6 +412,10 @@ double sequences_in_kv(const InferenceModel& model, const Workload& w) {
       static_cast<double>(model.kv_tokens()) -
       static_cast<double>(model.engines()) * held_context(m, static_cast<double>(w.prefix_store()));
   return std::max(0.0, room / per_request);
+}
+
+Seconds lone_decode_step(const InferenceModel& model, const Workload& w, int64_t input) {
+  return model.decode_step(w.beams, static_cast<double>(input));
 }
 
 Text kv_too_small(const InferenceModel& model, const Workload& w) {

@@ -126,7 +126,7 @@ class Stepwise {
       int64_t n = 0;
       for (int64_t id : e.running) {
         const Request& q = requests_[static_cast<size_t>(id)];
-        n += q.prefilled == q.target ? 1 : 0;
+        n += q.prefilled == q.target ? w_.beams : 0;  // every beam grows
       }
       return n * model_.kv_growth();
     };
@@ -136,8 +136,8 @@ class Stepwise {
       Request& q = requests_[static_cast<size_t>(id)];
       e.kv_used -= q.kv;
       q.kv = 0;
-      q.prefilled = q.cached;  // the shared prefix stays cached
-      q.target = q.input + q.generated;
+      q.prefilled = q.cached;                       // the shared prefix stays cached
+      q.target = q.input + w_.beams * q.generated;  // the prompt and every beam's output
       e.waiting.push_front(id);
       ++totals_.preemptions;
     }
@@ -151,15 +151,19 @@ class Stepwise {
     if (static_batch && e.running.empty()) {
       e.batch_open = true;
     }
-    const int64_t limit = static_batch ? s_.static_batch : model_.engine_max_batch();
+    // With beam search, no more requests than their beams' tokens fit in an iteration.
+    const int64_t limit =
+        static_batch   ? s_.static_batch
+        : w_.beams > 1 ? std::min(model_.engine_max_batch(), model_.chunk_tokens() / w_.beams)
+                       : model_.engine_max_batch();
     const bool paged = s_.kv_policy == KvPolicy::kPaged && !static_batch;
     const int64_t capacity = kv_room(model_, w_);
     const int64_t growth = paged ? make_room(e, capacity) : 0;
     while (!e.waiting.empty() && e.batch_open && static_cast<int64_t>(e.running.size()) < limit) {
       Request& head = requests_[static_cast<size_t>(e.waiting.front())];
       // In units (kv_units): the window part reserved for the whole request.
-      const int64_t need = model_.kv_admitted(paged ? head.target : head.input + head.output,
-                                              head.input + head.output, head.cached);
+      const int64_t held = w_.held_tokens({head.input, head.output});
+      const int64_t need = model_.kv_admitted(paged ? head.target : held, held, head.cached);
       if (e.kv_used + growth + need > capacity) {
         break;
       }
@@ -184,11 +188,12 @@ class Stepwise {
     for (int64_t id : e.running) {
       const Request& q = requests_[static_cast<size_t>(id)];
       if (q.prefilled == q.target && (first ? !prompts : budget > 0)) {
+        // Each beam a token of the iteration, reading the prompt's keys and values and its own.
         e.work.push_back({id, 0});
-        ++b.decodes;
-        b.decode_context +=
-            static_cast<double>(model_.kv_units(q.input + q.generated, q.input + q.output));
-        budget -= first ? 0 : 1;
+        b.decodes += w_.beams;
+        b.decode_context += static_cast<double>(
+            w_.beams * model_.kv_units(q.input + q.generated, q.input + q.output));
+        budget -= first ? 0 : w_.beams;
       }
     }
     for (int64_t id : e.running) {
@@ -237,9 +242,9 @@ class Stepwise {
           q.first_token = now;
         }
       } else if (paged) {
-        // the token just decoded now has its keys and values in the cache
-        q.kv += model_.kv_growth();
-        e.kv_used += model_.kv_growth();
+        // the token each beam just decoded now has its keys and values in the cache
+        q.kv += w_.beams * model_.kv_growth();
+        e.kv_used += w_.beams * model_.kv_growth();
       }
       ++q.generated;
       if (q.generated == q.output) {

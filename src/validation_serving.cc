@@ -210,6 +210,7 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
     if (w.output_tokens == 0) {
       w.output_distribution = d->output;
     }
+    w.beams = d->beams;  // the benchmark's decoding (MLPerf GPT-J: beam search of 4)
   }
   // A serving client measured the row: it sent Poisson arrivals, or it timed latencies with
   // every request queued at once. An offline row of throughput alone comes from a throughput

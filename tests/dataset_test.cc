@@ -110,6 +110,19 @@ TEST(Dataset, AFileWhoseQuantilesFallIsRefusedWithItsLine) {
   std::remove(path.c_str());
 }
 
+TEST(Dataset, ABeamWidthOutOfRangeIsRefusedWithItsLine) {
+  const std::string path = ::testing::TempDir() + "beams.toml";
+  std::ofstream(path) << "schema = 1\nid = \"beams\"\nname = \"x\"\nsamples = 10\nbeams = 0\n"
+                         "probabilities = [0, 1]\ninput_tokens = [10, 20]\n"
+                         "output_tokens = [1, 2]\nsource = \"test\"\n";
+  Result<Dataset> d = detail::load_dataset(path);
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().message(), path +
+                                     ":5:9: key 'beams': 0 is out of range; expected 1 to 64 "
+                                     "beams per request");
+  std::remove(path.c_str());
+}
+
 TEST(Dataset, ARequestDrawsTheSameLengthsInEveryRun) {
   // Lengths are a function of the seed and the request's order, so any two simulations of one
   // workload serve the same requests; over many, the draws' mean is the distribution's.

@@ -75,6 +75,54 @@ TEST_F(ServingTest, ALoneRequestIsItsPrefillThenOneDecodeStepPerToken) {
   EXPECT_EQ(r.iterations, 50);
 }
 
+TEST_F(ServingTest, ALoneRequestsBeamsEachDecodeAndHoldTheirOwnOutput) {
+  // The same request with beam search of 4 (serving.h, Workload::beams): its prompt is computed
+  // once, so the first token comes when it did alone; each of the 49 decode steps is a batch of
+  // 4 sequences at a context of 1,000 + g tokens each; the output counted is one beam's 50.
+  Workload w = work(1, 1000, 50);
+  w.beams = 4;
+  const ServingResult r = simulate_serving(*model_, w, ServingSetup{});
+  ASSERT_TRUE(r.feasible) << r.reason.en;
+  const double prefill = model_->prefill_alone(1000).si();
+  double decode = 0;
+  for (int64_t g = 1; g < 50; ++g) {
+    decode += model_->decode_step(4, static_cast<double>(1000 + g)).si();
+  }
+  EXPECT_NEAR(r.ttft.mean, prefill, 1e-12);
+  EXPECT_NEAR(r.e2e.mean, prefill + decode, 1e-9);
+  EXPECT_NEAR(r.output_tokens_per_s, 50 / (prefill + decode), 1e-6);
+  EXPECT_GT(decode, lone_decode(1000, 50));  // four sequences read four caches
+  EXPECT_NEAR(lone_decode_step(*model_, w, 1000).si(), model_->decode_step(4, 1000).si(), 1e-15);
+  // Its KV cache holds the prompt once and each beam's output, 1,000 + 4 x 50 = 1,200 tokens
+  // against 1,050 with one beam (each plus the engine's partly filled last block): an instance
+  // holds fewer such requests in that ratio.
+  const double waste = static_cast<double>(model_->kv_block_waste());
+  EXPECT_EQ(w.held_tokens({1000, 50}), 1200);
+  EXPECT_NEAR(sequences_in_kv(*model_, w) * (1200 + waste),
+              sequences_in_kv(*model_, work(1, 1000, 50)) * (1050 + waste), 1e-6);
+}
+
+TEST_F(ServingTest, MoreBeamsThanAnIterationsTokensAreRefused) {
+  // Every beam of a decoding request is a token of each iteration: an engine running 48 tokens
+  // an iteration cannot decode a request of 64 beams, and says so.
+  MemoryParams mp = catalog_->memory_params();
+  mp.inference_chunk_tokens = 48;
+  Instance in;
+  in.gpu = *catalog_->gpu("h100-sxm");
+  in.scale_up = *catalog_->fabric("nvlink4");
+  const InferenceModel narrow(*catalog_->model("llama-3.1-8b"), in, mp, catalog_->train_params(),
+                              catalog_->inference_params());
+  Workload w = work(10, 100, 10);
+  w.beams = 64;
+  const ServingResult r = simulate_serving(narrow, w, ServingSetup{});
+  EXPECT_FALSE(r.feasible);
+  EXPECT_EQ(r.reason.en,
+            "a request's 64 beams are more than the 48 tokens an iteration of the "
+            "engine runs");
+  w.beams = 48;  // one request's beams fill an iteration
+  EXPECT_TRUE(simulate_serving(narrow, w, ServingSetup{}).feasible);
+}
+
 TEST_F(ServingTest, BelowCapacityThroughputFollowsTheOfferedLoad) {
   // 2 requests/s of 200 -> 100 tokens, far below what one H100 serves: every request is
   // served as it comes, so the completed rate is the arrival rate. 2,000 Poisson arrivals span
@@ -603,7 +651,8 @@ TEST_F(ServingTest, PrefillFirstRunsPromptsAloneAndTheDecodersWait) {
 TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
   // Random workloads, each simulated iteration by iteration (the reference) and by events:
   // open loops from light to overloaded, offline runs and closed loops; fixed lengths and
-  // random traces, with and without prefix-cache hits; reserved and paged KV caches,
+  // random traces, with and without prefix-cache hits and beam search; reserved and paged KV
+  // caches,
   // continuous and static batching; 1 to 3
   // replicas behind either balancer; prompts mixed with decodes or run first. Four engines are
   // small on purpose, so that every rule is reached: a KV cache of a few dozen requests (blocked
@@ -675,6 +724,9 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
     if (pick(0, 2) == 0) {
       w.prefix_hit = std::uniform_real_distribution<double>(0.0, 1.0)(gen);
     }
+    if (pick(0, 3) == 0) {
+      w.beams = pick(2, 4);  // beam search: each request several decoding sequences
+    }
     if (pick(0, 1) == 1) {
       w.goodput.ttft_p99 = Seconds(std::uniform_real_distribution<double>(0.01, 2.0)(gen));
       w.goodput.tpot_p99 = Seconds(std::uniform_real_distribution<double>(0.005, 0.05)(gen));
@@ -690,9 +742,10 @@ TEST_F(ServingTest, TheEventDrivenSimulatorDoesWhatTheStepwiseOneDoes) {
     }
     const std::string what = fmt::format(
         "case {}: model {}, {} requests, rate {}, users {}, {} lengths, seed {}, {} "
-        "replicas, {}, {}, static {}, prefix hit {}",
+        "replicas, {}, {}, static {}, prefix hit {}, {} beams",
         i, i % 7, w.requests, w.rate_per_s, w.users, w.lengths.size(), w.seed, s.replicas,
-        balancer_name(s.balancer), kv_policy_name(s.kv_policy), s.static_batch, w.prefix_hit);
+        balancer_name(s.balancer), kv_policy_name(s.kv_policy), s.static_batch, w.prefix_hit,
+        w.beams);
     const ServingResult events = simulate_serving(m, w, s);
     const ServingResult steps = detail::simulate_serving_stepwise(m, w, s);
     expect_same(events, steps, what);

@@ -51,6 +51,8 @@ struct Dataset {
   int64_t samples = 0;  // requests in the data set the quantiles come from
   LengthDistribution input;
   LengthDistribution output;
+  // Beam search the benchmark asks of every request (Workload::beams); 1: none.
+  int64_t beams = 1;
   std::string source;
   std::string file;
 };

@@ -67,6 +67,8 @@ inline constexpr Field kRequests{"requests", 1, 1e7, "requests", true};
 inline constexpr Field kReplicas{"replicas", 1, 10000, "instances", true};
 inline constexpr Field kBatch{"batch", 1, 1 << 20, "sequences", true};
 inline constexpr Field kPrefixHit{"prefix_hit", 0, 1, "of the prompt tokens"};
+// Beam search: sequences each request decodes side by side (1: greedy or sampled decoding).
+inline constexpr Field kBeams{"beams", 1, 64, "beams per request", true};
 // The arrival generator's seed: any 32-bit value (a negative one would wrap around silently).
 inline constexpr Field kSeed{"seed", 0, 4294967295.0, "", true};
 // GPUs split into prefill and decode pools: at least one of each.

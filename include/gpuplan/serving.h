@@ -94,14 +94,23 @@ struct Workload {
   // vLLM's prefix-cache hit rate counts it. Those tokens are not computed again, and the
   // prefixes, kept once per engine, are shared by every request that reads them.
   double prefix_hit = 0;
+  // Beam search: each request decodes `beams` sequences side by side, each a row of every
+  // decode iteration, and returns one of them, its `output` tokens long. The prompt is computed
+  // and cached once, its blocks shared by the beams; each beam caches its own output, and each
+  // reads the prompt's keys and values and its own every iteration, as an attention kernel
+  // walks one sequence (an L2 cache that served the shared blocks to a request's beams at once
+  // would read them less; not modelled). MLPerf's GPT-J benchmark: 4 beams.
+  int64_t beams = 1;
 
   RequestLength length(int64_t request) const;
-  double mean_context() const;  // input + output, averaged over the requests
+  // Tokens of KV cache request `l` holds at its end: its prompt once, each beam's output.
+  int64_t held_tokens(const RequestLength& l) const { return l.input + beams * l.output; }
+  double mean_context() const;  // held_tokens, averaged over the requests (beams: their outputs)
   double mean_input() const;    // prompt tokens, averaged over the requests
   double mean_output() const;   // output tokens, averaged over the requests
-  int64_t max_context() const;
-  int64_t max_input() const;   // the longest prompt
-  int64_t max_output() const;  // the longest output
+  int64_t max_context() const;  // the longest input + output: one sequence's positions
+  int64_t max_input() const;    // the longest prompt
+  int64_t max_output() const;   // the longest output
   // Of a prompt of `input` tokens, those found in the prefix cache: floor(prefix_hit x input),
   // leaving at least one to compute (the last token's logits are always computed).
   int64_t cached_tokens(int64_t input) const;
@@ -109,7 +118,7 @@ struct Workload {
   // Tokens of KV cache the shared prefixes hold in each engine: the longest prompt's cached
   // part, an upper bound on any one prefix.
   int64_t prefix_store() const;
-  // The most KV cache one request holds of its own: its context less its cached prefix.
+  // The most KV cache one request holds of its own: its held tokens less its cached prefix.
   int64_t max_own_context() const;
 };
 
@@ -204,6 +213,10 @@ ServingResult simulate_disaggregated(const InferenceModel& prefill, const Infere
 int64_t kv_room(const InferenceModel& model, const Workload& w);
 double sequences_in_kv(const InferenceModel& model, const Workload& w);
 Text kv_too_small(const InferenceModel& model, const Workload& w);
+
+// One request alone decoding a token after a prompt of `input` tokens: one decode iteration of
+// its beams (Workload::beams), each reading the prompt's keys and values. The TPOT floor.
+Seconds lone_decode_step(const InferenceModel& model, const Workload& w, int64_t input);
 
 // How a steady load (Poisson arrivals, or a closed loop) is measured: all but the first and last
 // `edge` of a run's requests (the system filling up and draining; a closed loop also skips its

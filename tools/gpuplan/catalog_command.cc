@@ -223,6 +223,7 @@ void write_dataset_json(JsonWriter& w, const Dataset& d) {
       .field("input_max_tokens", d.input.max())
       .field("output_mean_tokens", d.output.mean())
       .field("output_max_tokens", d.output.max())
+      .field("beams", d.beams)
       .field("source", d.source)
       .end_object();
 }
@@ -581,6 +582,10 @@ void show_dataset(const Dataset& d, bool json) {
   emit("prompt     mean {} tokens, at most {}\noutput     mean {} tokens, at most {}\n",
        grouped(std::llround(d.input.mean())), grouped(d.input.max()),
        grouped(std::llround(d.output.mean())), grouped(d.output.max()));
+  if (d.beams > 1) {
+    emit("beams      {} per request (beam search; serve models each as a decoding sequence)\n",
+         d.beams);
+  }
   emit("source     {}\nfile       {}\n", d.source, d.file);
 }
 

@@ -42,6 +42,7 @@ struct ServeFlags {
   int64_t users = 0, target_users = 0;  // users: the first of users_list
   double rate = 0, target_rate = 0;     // rate: the first of rates
   double prefix_hit = 0;
+  int64_t beams = 0;  // 0: the data set's, else 1
   int64_t disaggregate = 0;
   std::vector<double> rates;  // more than one: a sweep
   std::vector<int64_t> users_list;
@@ -72,6 +73,10 @@ void add_flags(CLI::App& app, ServeFlags& f) {
   app.add_option("--output-dist", f.output_dist,
                  "output lengths drawn from uniform, normal or lognormal, --output the mean");
   app.add_option("--output-sd", f.output_sd, "with --output-dist: the standard deviation, tokens");
+  app.add_option("--beams", f.beams,
+                 "beam search: sequences each request decodes side by side, one of them returned "
+                 "(default: the data set's, e.g. 4 for mlperf-gptj-cnn-dailymail; else 1)")
+      ->check(rule(fields::kBeams));
   app.add_option("--tp", f.tp, "GPUs per instance (tensor parallel); default: try 1, 2, 4, 8")
       ->check(rule(fields::kParallel));
   app.add_option("--pp", f.pp,
@@ -354,6 +359,7 @@ Result<bool> read_distributions(const ServeFlags& f, const Catalog& c, ServeRepo
     }
     w.input_distribution = (*d)->input;
     w.output_distribution = (*d)->output;
+    w.beams = (*d)->beams;
   }
   if (!f.input_dist.empty()) {
     GPUPLAN_ASSIGN_OR_RETURN(
@@ -481,6 +487,13 @@ int run_serve(const std::vector<std::string>& args) {
   }
   if (Result<bool> h = read_hardware(f, *catalog, a); !h) {
     return report_error(kName, h.error(), h.error().where == "--price" ? kExitUsage : kExitError);
+  }
+  if (f.beams > 0) {
+    a.job.workload.beams = f.beams;
+  }
+  if (a.job.workload.beams > 1) {
+    a.per_request += say(f.out.lang, ", {} beams per request", ", {} feixes por requisição",
+                         a.job.workload.beams);
   }
   if (f.prefix_hit > 0) {
     a.per_request += say(f.out.lang, ", {} % of prompt tokens from the prefix cache",

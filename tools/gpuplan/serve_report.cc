@@ -393,7 +393,7 @@ void print_options(const ServeReport& r) {
         gib_text(m.kv_budget_per_gpu(), lang),
         number(std::floor(in_kv), 0, lang),
         ms(m.prefill_alone(r.input, job.workload.cached_tokens(r.input)).si(), lang),
-        ms(m.decode_step(1, static_cast<double>(r.input)).si(), lang)};
+        ms(lone_decode_step(m, job.workload, r.input).si(), lang)};
     if (o.serves()) {
       row.push_back(number(std::round(o.offline.output_tokens_per_s), 0, lang));
       row.push_back(closed ? number(std::round(o.amount), 0, lang) : number(o.amount, 2, lang));
@@ -411,25 +411,30 @@ void print_options(const ServeReport& r) {
     emit("  {}\n", line);
   }
   const EngineProfile& e = *r.engine;
-  emit(
-      "{}",
-      say(lang,
-          "TTFT floor: one prompt alone. TPOT floor: one sequence decoding. The engine ({}) "
-          "runs at most {} sequences and {} tokens per iteration, KV blocks of {} token{}, {}{} "
-          "(data/engines/{}.toml).\n",
-          "TTFT mínimo: um prompt sozinho. TPOT mínimo: uma sequência decodificando. O motor "
-          "({}) roda no máximo {} sequências e {} tokens por iteração, blocos de KV de {} "
-          "token{}, {}{} (data/engines/{}.toml).\n",
-          e.name, a.max_batch, a.chunk_tokens, e.kv_block_tokens, e.kv_block_tokens == 1 ? "" : "s",
-          r.job.setup.kv_policy == KvPolicy::kPaged
-              ? tr(lang, "paged KV cache", "cache KV paginado")
-              : tr(lang, "whole contexts reserved", "contextos inteiros reservados"),
-          e.scheduling == PromptScheduling::kPrefillFirst
-              ? tr(lang, ", prompts first (the decoding sequences wait while prompts run)",
-                   ", prompts primeiro (as sequências em decodificação esperam enquanto prompts "
-                   "rodam)")
-              : "",
-          e.id));
+  const int64_t beams = r.job.workload.beams;
+  const std::string decoding =
+      beams > 1 ? say(lang, "one request's {} beams decoding",
+                      "os {} feixes de uma requisição decodificando", beams)
+                : std::string(tr(lang, "one sequence decoding", "uma sequência decodificando"));
+  emit("{}",
+       say(lang,
+           "TTFT floor: one prompt alone. TPOT floor: {}. The engine ({}) "
+           "runs at most {} sequences and {} tokens per iteration, KV blocks of {} token{}, {}{} "
+           "(data/engines/{}.toml).\n",
+           "TTFT mínimo: um prompt sozinho. TPOT mínimo: {}. O motor "
+           "({}) roda no máximo {} sequências e {} tokens por iteração, blocos de KV de {} "
+           "token{}, {}{} (data/engines/{}.toml).\n",
+           decoding, e.name, a.max_batch, a.chunk_tokens, e.kv_block_tokens,
+           e.kv_block_tokens == 1 ? "" : "s",
+           r.job.setup.kv_policy == KvPolicy::kPaged
+               ? tr(lang, "paged KV cache", "cache KV paginado")
+               : tr(lang, "whole contexts reserved", "contextos inteiros reservados"),
+           e.scheduling == PromptScheduling::kPrefillFirst
+               ? tr(lang, ", prompts first (the decoding sequences wait while prompts run)",
+                    ", prompts primeiro (as sequências em decodificação esperam enquanto prompts "
+                    "rodam)")
+               : "",
+           e.id));
   if (!r.host_time_fitted) {
     emit("{}", say(lang,
                    "note: no published {} run informed its host time per iteration; the one "
@@ -591,7 +596,7 @@ void write_options(JsonWriter& j, const ServeReport& r) {
           .field("kv_tokens", o.model->kv_tokens())
           .field("ttft_floor_s",
                  o.model->prefill_alone(r.input, r.job.workload.cached_tokens(r.input)).si())
-          .field("tpot_floor_s", o.model->decode_step(1, static_cast<double>(r.input)).si());
+          .field("tpot_floor_s", lone_decode_step(*o.model, r.job.workload, r.input).si());
     }
     if (o.serves()) {
       j.field(closed ? "capacity_users" : "capacity_requests_per_s", o.amount)
@@ -1079,6 +1084,7 @@ void print_serve_json(const ServeReport& r) {
       .field("users", w.users)
       .field("think_s", w.think_time.si())
       .field("prefix_hit", w.prefix_hit)
+      .field("beams", w.beams)
       .field("engine", r.engine->id)
       .field("engine_host_time_fitted", r.host_time_fitted);
   if (r.engine_release.empty()) {
