@@ -69,6 +69,28 @@ TEST(Dataset, MlperfSetsLoadWithTheirSourcesMeans) {
   EXPECT_EQ(cnn.output.max(), 128);
 }
 
+TEST(Dataset, GptJSetIsTheEightBArticlesUnderGptJsPromptWithFourBeams) {
+  // data/datasets/mlperf-gptj-cnn-dailymail.toml (scripts/dataset-quantiles): the 8B set's
+  // 13,368 prompts + 23 tokens of GPT-J's longer template, cut at the 1,919 GPT-J's harness
+  // keeps: the 8B quantiles' mean of 870.0 becomes 887.1 (+23, less what the cut takes off the
+  // longest 2.5 %, whose 8B prompts run from 1,931.8 to 2,540). Outputs: 69.0 tokens on average,
+  // MLPerf's count per GPT-J sample, from 30 to 128; 4 beams, the benchmark's beam search.
+  const Catalog& c = shipped_catalog();
+  const Dataset& gptj = **c.dataset("mlperf-gptj-cnn-dailymail");
+  const Dataset& llama = **c.dataset("mlperf-llama3.1-8b-cnn-dailymail");
+  EXPECT_EQ(gptj.samples, llama.samples);
+  EXPECT_EQ(gptj.beams, 4);
+  EXPECT_EQ(llama.beams, 1);
+  EXPECT_EQ(gptj.input.max(), 1919);
+  EXPECT_NEAR(gptj.input.mean(), 887.1, 0.05);
+  EXPECT_LT(gptj.input.mean(), llama.input.mean() + 23);
+  // Below the cut, each quantile is the 8B one + 23: the median 784 -> 807.
+  EXPECT_EQ(gptj.input.at(0.5), llama.input.at(0.5) + 23);
+  EXPECT_NEAR(gptj.output.mean(), 69.0, 0.05);
+  EXPECT_EQ(gptj.output.at(0.0), 30);
+  EXPECT_EQ(gptj.output.max(), 128);
+}
+
 TEST(Dataset, ShareGptChatHasShortPromptsAndLongAnswers) {
   // data/datasets/sharegpt-vicuna-conversations.toml: performance-dashboard's 81,494 ShareGPT
   // conversations less the 819 with an empty side (80,675); cl100k tokens, the source's IQR cut

@@ -72,6 +72,17 @@ TEST_F(ModelTest, DeepSeekV3CountsLatentAttentionAndSharedExperts) {
   EXPECT_EQ(c.active_per_token, 671'026'419'200LL - 58LL * 248 * 44'040'192);
 }
 
+TEST_F(ModelTest, GptJCountsItsParallelBlockAndBiasedHead) {
+  // data/models/gpt-j-6b.json, per layer: one LayerNorm 2*4096; q, k, v and out 4*4096^2 without
+  // biases; fc_in 4096*16384 + 16384 and fc_out 16384*4096 + 4096: 201,355,264. Embedding
+  // 50400*4096, final LayerNorm 8192, untied head 4096*50400 + its 50,400 biases:
+  // 28 * 201,355,264 + 206,438,400 + 8,192 + 206,488,800 = 6,050,882,784 (the model card says
+  // 6,053,381,344, 0.04 % more).
+  const ParameterCount c = count_parameters(model("gpt-j-6b"));
+  EXPECT_EQ(c.total, 6'050'882'784LL);
+  EXPECT_EQ(c.active_per_token, c.total);
+}
+
 TEST_F(ModelTest, QwenMoeCountsSharedExpertsGatesAndQkNorms) {
   // Qwen3-30B-A3B (h 2048, 48 layers, 32 heads and 4 KV heads of 128, 128 experts of 768, 8 per
   // token, vocab 151936, untied): per layer q 2048 x 4096 + k, v 2 x 2048 x 512 + o 4096 x 2048 =

@@ -363,6 +363,25 @@ TEST_F(ValidationTest, ARowRunsOnTheEngineItNamesOrIsNotPredicted) {
             "no engine profile (data/engines) names 'MyEngine 2 (test fixture)'");
 }
 
+TEST_F(ValidationTest, ARowOnTheGptJSetDecodesFourBeamsOfItsOutputs) {
+  // gptj-dataset.json: GPT-J 6B on 8 H100s, lengths from mlperf-gptj-cnn-dailymail, whose
+  // requests ask for beam search of 4. The row's workload takes the set's lengths and beams; it
+  // is predicted, its requests drawing the set's outputs (69.0 tokens on average: output tokens
+  // over requests near 69; 2,000 or more draws from 30 to 128 tokens keep within 2).
+  Result<std::vector<ServingRow>> rows = read_serving_rows(fixture("gptj-dataset.json"), *catalog_);
+  ASSERT_TRUE(rows.has_value()) << rows.error().message();
+  ASSERT_EQ(rows->size(), 1U);
+  EXPECT_EQ((*rows)[0].workload.beams, 4);
+  EXPECT_EQ((*rows)[0].workload.max_input(), 1919);
+  Result<ValidationReport> r = run_validation(fixture("gptj-dataset.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->entries.size(), 1U);
+  const ValidationEntry& e = r->entries[0];
+  ASSERT_TRUE(e.predicted.has_value()) << e.reason;
+  ASSERT_TRUE(e.serving.has_value());
+  EXPECT_NEAR(e.serving->output_tokens_per_s / e.serving->requests_per_s, 69.0, 2.0);
+}
+
 TEST_F(ValidationTest, ARowInAModelsPublishedFormatIsServedAsPublished) {
   // gpt-oss-120b on one H100 "in mxfp4": its config publishes MXFP4 experts (choose_weights), so
   // the row runs them as the engines do on Hopper, dequantised into 16-bit GEMMs, with the bf16
