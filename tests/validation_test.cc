@@ -87,6 +87,9 @@ TEST(HoldoutData, EveryServingRowResolvesAgainstTheCatalog) {
   // (H200, H200 NVL, B200, a GB200 tray), 27 offline and 33 loaded.
   expect_serving_holdout(
       {"inference-mlperf-v5.1-70b-moe.json", 60, 27 + 33 * 5, "tensorrt-llm", 1024});
+  // GPT-J on NVIDIA's DGX-H100 and HGX H200 (v4.1): Offline and Server on each; a Server row
+  // publishes throughput and four latency percentiles; the GPT-J set generates at most 128.
+  expect_serving_holdout({"inference-mlperf-v4.1-gptj.json", 4, 2 + 2 * 5, "tensorrt-llm", 128});
 }
 
 // The training holdout likewise: every row read and its layout resolved, with its framework.
