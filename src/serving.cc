@@ -449,7 +449,7 @@ int64_t Workload::prefix_store() const {
 int64_t Workload::max_own_context() const {
   if (lengths.empty()) {
     // input - cached_tokens(input) never falls as the input grows.
-    return max_input() - cached_tokens(max_input()) + beams * max_output();
+    return held_tokens({max_input(), max_output()}) - cached_tokens(max_input());
   }
   int64_t most = 0;
   for (const RequestLength& l : lengths) {

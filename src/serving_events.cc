@@ -192,11 +192,10 @@ class Events {
                ? q.kv + (e.clock - q.joined) * w_.beams * pool(e).model->kv_growth()
                : q.kv;
   }
-  // The KV units (InferenceModel::kv_units) a request of `e` that generated `generated` tokens
-  // counts in the engine's context: each beam reads the prompt's keys and values and its own,
-  // the window part reserved for the request's whole length.
+  // The KV units a request of `e` that generated `generated` tokens counts in the engine's
+  // context (detail::decode_units).
   int64_t context_units(const Engine& e, const Request& q, int64_t generated) {
-    return w_.beams * pool(e).model->kv_units(q.input + generated, q.input + q.output);
+    return detail::decode_units(*pool(e).model, w_, q.input, q.output, generated);
   }
   // Drops the entries at the top of `e.finishes` that preempted decoders left.
   void drop_stale(Engine& e) {
@@ -383,8 +382,8 @@ class Events {
       }
       q.state = State::kWaiting;
       q.kv = 0;
-      q.prefilled = q.cached;                       // the shared prefix stays cached
-      q.target = q.input + w_.beams * q.generated;  // the prompt and every beam's output
+      q.prefilled = q.cached;                             // the shared prefix stays cached
+      q.target = w_.held_tokens({q.input, q.generated});  // the prompt and every beam's output
       e.waiting.push_front(slot);
       ++totals.preemptions;
     }
@@ -401,11 +400,9 @@ class Events {
     }
     // A decode engine runs every sequence it admits in its next iteration: no more of them than
     // its token budget.
-    // With beam search, no more requests than their beams' tokens fit in an iteration.
-    const int64_t limit = static_batch_ ? s_.static_batch
-                          : p.role == Role::kDecode || w_.beams > 1
-                              ? std::min(model.engine_max_batch(), model.chunk_tokens() / w_.beams)
-                              : model.engine_max_batch();
+    const int64_t limit = static_batch_
+                              ? s_.static_batch
+                              : detail::admission_limit(model, w_, p.role == Role::kDecode);
     if (paged_) {
       make_room(e);
     }

@@ -357,12 +357,25 @@ Text prompt_too_small(const InferenceModel& model, const Workload& w) {
                       longest, std::max<int64_t>(room, 0))};
 }
 
+int64_t admission_limit(const InferenceModel& model, const Workload& w, bool every_one_decodes) {
+  if (!every_one_decodes && w.beams == 1) {
+    return model.engine_max_batch();
+  }
+  return std::min(model.engine_max_batch(), model.chunk_tokens() / w.beams);
+}
+
+int64_t decode_units(const InferenceModel& model, const Workload& w, int64_t input, int64_t output,
+                     int64_t generated) {
+  return w.beams * model.kv_units(input + generated, input + output);
+}
+
 ServingResult serving_start(const InferenceModel& model, const Workload& w) {
   ServingResult r;
   r.kv_sequences = static_cast<int64_t>(sequences_in_kv(model, w));
   r.reason = kv_too_small(model, w);
-  if (r.reason.en.empty() && w.beams > model.chunk_tokens()) {
-    // Every beam of a decoding request is a token of each iteration it runs in.
+  if (r.reason.en.empty() && admission_limit(model, w, true) == 0) {
+    // Every beam of a decoding request is a token of each iteration it runs in: not even one
+    // request's beams fit.
     r.reason = {fmt::format("a request's {} beams are more than the {} tokens an iteration of "
                             "the engine runs",
                             w.beams, model.chunk_tokens()),
@@ -385,7 +398,7 @@ int64_t own_units_of_longest(const InferenceModel& model, const Workload& w) {
   if (w.lengths.empty()) {
     // Units never fall as the input grows, nor does input - cached_tokens(input).
     const int64_t input = w.max_input();
-    return model.kv_units(input + w.beams * w.max_output()) -
+    return model.kv_units(w.held_tokens({input, w.max_output()})) -
            model.kv_units(w.cached_tokens(input));
   }
   int64_t most = 0;

@@ -176,6 +176,17 @@ class Outcomes {
   Distribution e2e_;
 };
 
+// The most requests a continuous-batching engine of `model` admits: its batch limit and, with
+// beam search or where every admitted request decodes in the next iteration (a decode engine),
+// no more than whose beams fit its token budget per iteration.
+int64_t admission_limit(const InferenceModel& model, const Workload& w, bool every_one_decodes);
+
+// The KV units (InferenceModel::kv_units) a decoding request of `input` -> `output` tokens that
+// generated `generated` so far counts in an iteration's decode context: each beam reads the
+// prompt's keys and values and its own, the window part reserved for the request's length.
+int64_t decode_units(const InferenceModel& model, const Workload& w, int64_t input, int64_t output,
+                     int64_t generated);
+
 // The reason no request of `w` can be served on `model` (one context larger than an engine's
 // KV cache), or an empty text; and the result both simulators start from.
 ServingResult serving_start(const InferenceModel& model, const Workload& w);

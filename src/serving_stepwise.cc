@@ -136,8 +136,8 @@ class Stepwise {
       Request& q = requests_[static_cast<size_t>(id)];
       e.kv_used -= q.kv;
       q.kv = 0;
-      q.prefilled = q.cached;                       // the shared prefix stays cached
-      q.target = q.input + w_.beams * q.generated;  // the prompt and every beam's output
+      q.prefilled = q.cached;                             // the shared prefix stays cached
+      q.target = w_.held_tokens({q.input, q.generated});  // the prompt and every beam's output
       e.waiting.push_front(id);
       ++totals_.preemptions;
     }
@@ -151,11 +151,8 @@ class Stepwise {
     if (static_batch && e.running.empty()) {
       e.batch_open = true;
     }
-    // With beam search, no more requests than their beams' tokens fit in an iteration.
     const int64_t limit =
-        static_batch   ? s_.static_batch
-        : w_.beams > 1 ? std::min(model_.engine_max_batch(), model_.chunk_tokens() / w_.beams)
-                       : model_.engine_max_batch();
+        static_batch ? s_.static_batch : admission_limit(model_, w_, /*every_one_decodes=*/false);
     const bool paged = s_.kv_policy == KvPolicy::kPaged && !static_batch;
     const int64_t capacity = kv_room(model_, w_);
     const int64_t growth = paged ? make_room(e, capacity) : 0;
@@ -191,8 +188,8 @@ class Stepwise {
         // Each beam a token of the iteration, reading the prompt's keys and values and its own.
         e.work.push_back({id, 0});
         b.decodes += w_.beams;
-        b.decode_context += static_cast<double>(
-            w_.beams * model_.kv_units(q.input + q.generated, q.input + q.output));
+        b.decode_context +=
+            static_cast<double>(decode_units(model_, w_, q.input, q.output, q.generated));
         budget -= first ? 0 : w_.beams;
       }
     }
