@@ -120,29 +120,34 @@ TEST(Dataset, DeepSeekR1ReasonsAtLengthUpToTheHarnesssCap) {
   EXPECT_NEAR(d.output.mean() / (33379 / 8.93431), 1.0, 0.05);
 }
 
-TEST(Dataset, AFileWhoseQuantilesFallIsRefusedWithItsLine) {
-  const std::string path = ::testing::TempDir() + "falling.toml";
-  std::ofstream(path) << "schema = 1\nid = \"falling\"\nname = \"x\"\nsamples = 10\n"
-                         "probabilities = [0, 0.5, 1]\ninput_tokens = [10, 30, 20]\n"
-                         "output_tokens = [1, 2, 3]\nsource = \"test\"\n";
+// What loading `text` as the data set file `name` gives: "" where it loads, else its error,
+// the file's path in front left out ("6:16: ..."; an error naming no such path stays whole).
+std::string load_error(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
   Result<Dataset> d = detail::load_dataset(path);
-  ASSERT_FALSE(d.has_value());
-  EXPECT_EQ(d.error().message(),
-            path + ":6:16: the token counts must not fall; they are quantiles");
   std::remove(path.c_str());
+  if (d.has_value()) {
+    return "";
+  }
+  const std::string message = d.error().message();
+  return message.starts_with(path + ":") ? message.substr(path.size() + 1) : message;
+}
+
+TEST(Dataset, AFileWhoseQuantilesFallIsRefusedWithItsLine) {
+  EXPECT_EQ(load_error("falling.toml",
+                       "schema = 1\nid = \"falling\"\nname = \"x\"\nsamples = 10\n"
+                       "probabilities = [0, 0.5, 1]\ninput_tokens = [10, 30, 20]\n"
+                       "output_tokens = [1, 2, 3]\nsource = \"test\"\n"),
+            "6:16: the token counts must not fall; they are quantiles");
 }
 
 TEST(Dataset, ABeamWidthOutOfRangeIsRefusedWithItsLine) {
-  const std::string path = ::testing::TempDir() + "beams.toml";
-  std::ofstream(path) << "schema = 1\nid = \"beams\"\nname = \"x\"\nsamples = 10\nbeams = 0\n"
-                         "probabilities = [0, 1]\ninput_tokens = [10, 20]\n"
-                         "output_tokens = [1, 2]\nsource = \"test\"\n";
-  Result<Dataset> d = detail::load_dataset(path);
-  ASSERT_FALSE(d.has_value());
-  EXPECT_EQ(d.error().message(), path +
-                                     ":5:9: key 'beams': 0 is out of range; expected 1 to 64 "
-                                     "beams per request");
-  std::remove(path.c_str());
+  EXPECT_EQ(load_error("beams.toml",
+                       "schema = 1\nid = \"beams\"\nname = \"x\"\nsamples = 10\nbeams = 0\n"
+                       "probabilities = [0, 1]\ninput_tokens = [10, 20]\n"
+                       "output_tokens = [1, 2]\nsource = \"test\"\n"),
+            "5:9: key 'beams': 0 is out of range; expected 1 to 64 beams per request");
 }
 
 TEST(Dataset, ARequestDrawsTheSameLengthsInEveryRun) {
