@@ -109,8 +109,12 @@ LayerParameters layer_parameters(const Model& model, int64_t index) {
     add_dense_mlp(model, p);
   }
   p.replicated += model.norms_per_layer * norm_parameters(model);
-  if (model.qk_norm) {
+  if (model.qk_norm == QkNorm::kPerHead) {
     p.replicated += 2 * model.head_dim;  // q_norm and k_norm, shared by all heads
+  } else if (model.qk_norm == QkNorm::kPerProjection) {
+    // Over the whole projections (every rank keeps them whole, as vLLM's OLMo 2 gathers its
+    // queries and keys to normalise them).
+    p.replicated += (model.heads + model.kv_heads) * model.head_dim;
   }
   return p;
 }

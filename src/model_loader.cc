@@ -263,10 +263,10 @@ Result<Model> read_deepseek_moe(const ConfigReader& r, Model m) {
 
 // Sliding-window attention, as each family declares it: a `layer_types` list naming
 // "sliding_attention" layers (transformers 4.53 on, gpt-oss); else Gemma 2's and gpt-oss's
-// even-numbered layers, Gemma 3's all but every sliding_window_pattern-th, every Mistral and
-// Mixtral layer when `sliding_window` is set, and Qwen's layers from `max_window_layers` on when
-// `use_sliding_window` is true. A window as long as the model's context changes nothing and is
-// dropped.
+// even-numbered layers, Gemma 3's all but every sliding_window_pattern-th (Command A's all but
+// every fourth), every Mistral, Mixtral, Phi-3 and StarCoder2 layer when `sliding_window` is set,
+// and Qwen's layers from `max_window_layers` on when `use_sliding_window` is true. A window as long
+// as the model's context changes nothing and is dropped.
 Result<Model> read_window(const ConfigReader& r, Model m) {
   int64_t windowed = 0;
   if (r.has("layer_types")) {
@@ -296,7 +296,13 @@ Result<Model> read_window(const ConfigReader& r, Model m) {
     GPUPLAN_ASSIGN_OR_RETURN(pattern, r.count_or("sliding_window_pattern", 6));
     windowed = m.layers - m.layers / pattern;
     GPUPLAN_ASSIGN_OR_RETURN(m.window.tokens, r.count_or("sliding_window", 4096));
-  } else if (m.model_type == "mistral" || m.model_type == "mixtral") {
+  } else if (m.model_type == "cohere2") {
+    // Every sliding_window_pattern-th layer (default 4) is global, as Cohere2Config sets them.
+    int64_t pattern = 4;
+    GPUPLAN_ASSIGN_OR_RETURN(pattern, r.count_or("sliding_window_pattern", 4));
+    windowed = r.has("sliding_window") ? m.layers - m.layers / pattern : 0;
+  } else if (m.model_type == "mistral" || m.model_type == "mixtral" || m.model_type == "phi3" ||
+             m.model_type == "starcoder2") {
     windowed = r.has("sliding_window") ? m.layers : 0;
   } else if (m.model_type.starts_with("qwen")) {
     bool use = false;
@@ -322,8 +328,11 @@ Result<Model> read_window(const ConfigReader& r, Model m) {
   return m;
 }
 
-// Llama and the families that share its field names.
+// Llama and the families that share its field names: Mistral, Mixtral, Qwen, Gemma 1 to 3,
+// Phi-3 (and Phi-4), Granite, OLMo 2, Command R and Command A (cohere, cohere2), DeepSeek and
+// GLM-4.5. Defaults are those of each family's configuration class in transformers.
 Result<Model> read_llama_like(const ConfigReader& r, Model m) {
+  const std::string& t = m.model_type;
   GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
   GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count("num_hidden_layers"));
   GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count("num_attention_heads"));
@@ -331,41 +340,83 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
   GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count("intermediate_size"));
   GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
   GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("max_position_embeddings", 0));
-  const bool gemma = m.model_type == "gemma2" || m.model_type == "gemma3_text";
+  const bool gemma = t == "gemma" || t == "gemma2" || t == "gemma3_text";
+  // Command R and A run attention and the MLP in parallel off one LayerNorm without a bias, and
+  // tie the head to the embedding.
+  const bool cohere = t == "cohere" || t == "cohere2";
   GPUPLAN_ASSIGN_OR_RETURN(m.head_dim, r.count_or("head_dim", gemma ? 256 : m.hidden / m.heads));
-  GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", gemma));
+  GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", gemma || cohere));
   // Qwen2 and Qwen2-MoE bias Q, K and V but not the output projection.
   // GLM-4.5's attention_bias, like Qwen2's, biases Q, K and V only.
-  const bool qwen2 = m.model_type == "qwen2" || m.model_type == "qwen2_moe";
-  const bool glm = m.model_type == "glm4_moe";
+  const bool qwen2 = t == "qwen2" || t == "qwen2_moe";
+  const bool glm = t == "glm4_moe";
   GPUPLAN_ASSIGN_OR_RETURN(m.qkv_bias, r.flag_or("attention_bias", qwen2));
   m.out_bias = qwen2 || glm ? false : m.qkv_bias;
-  // Qwen3 and Gemma 3 normalise each head's queries and keys.
-  m.qk_norm =
-      m.model_type == "qwen3" || m.model_type == "qwen3_moe" || m.model_type == "gemma3_text";
-  if (glm) {
-    GPUPLAN_ASSIGN_OR_RETURN(m.qk_norm, r.flag_or("use_qk_norm", false));
+  // Qwen3 and Gemma 3 normalise each head's queries and keys with one shared weight; OLMo 2, and
+  // Command R+ under use_qk_norm, the whole projections.
+  if (t == "qwen3" || t == "qwen3_moe" || t == "gemma3_text") {
+    m.qk_norm = QkNorm::kPerHead;
+  } else if (t == "olmo2") {
+    m.qk_norm = QkNorm::kPerProjection;
+  }
+  if (glm || cohere) {
+    bool use = false;
+    GPUPLAN_ASSIGN_OR_RETURN(use, r.flag_or("use_qk_norm", false));
+    if (use) {
+      m.qk_norm = glm ? QkNorm::kPerHead : QkNorm::kPerProjection;
+    }
   }
   GPUPLAN_ASSIGN_OR_RETURN(m.mlp_bias, r.flag_or("mlp_bias", false));
   m.gated_mlp = true;
-  m.norm = NormKind::kRmsNorm;
-  m.norms_per_layer = gemma ? 4 : 2;  // Gemma 2 and 3 add post-attention/post-MLP norms
-  if (m.model_type == "mixtral") {
+  m.norm = cohere ? NormKind::kLayerNormNoBias : NormKind::kRmsNorm;
+  // Gemma 2 and 3 add post-attention and post-MLP norms to the two before them; OLMo 2 keeps
+  // only the two after.
+  m.norms_per_layer = t == "gemma2" || t == "gemma3_text" ? 4 : cohere ? 1 : 2;
+  if (t == "mixtral") {
     GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts, r.count("num_local_experts"));
     GPUPLAN_ASSIGN_OR_RETURN(m.moe.experts_per_token, r.count("num_experts_per_tok"));
     m.moe.expert_intermediate = m.intermediate;
   }
-  if (m.model_type == "qwen2_moe" || m.model_type == "qwen3_moe") {
+  if (t == "qwen2_moe" || t == "qwen3_moe") {
     GPUPLAN_ASSIGN_OR_RETURN(m, read_qwen_moe(r, std::move(m)));
   }
-  if (latent_attention(m.model_type)) {
+  if (latent_attention(t)) {
     GPUPLAN_ASSIGN_OR_RETURN(m, read_latent_attention(r, std::move(m)));
   }
-  if (deepseek_experts(m.model_type)) {
+  if (deepseek_experts(t)) {
     GPUPLAN_ASSIGN_OR_RETURN(m, read_deepseek_moe(r, std::move(m)));
   }
   GPUPLAN_ASSIGN_OR_RETURN(m, read_window(r, std::move(m)));
   return m;
+}
+
+// The families whose attention reads as Llama's but whose MLP is not gated: StarCoder2 (a GELU
+// MLP, biases throughout under use_bias, LayerNorms with biases, the head tied) and Nemotron
+// (squared-ReLU MLP, LayerNorm1P's weight and bias, no biases elsewhere, the head untied).
+Result<Model> read_plain_mlp(const ConfigReader& r, Model m) {
+  const bool starcoder2 = m.model_type == "starcoder2";
+  GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count("num_hidden_layers"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count("num_attention_heads"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.kv_heads, r.count_or("num_key_value_heads", m.heads));
+  GPUPLAN_ASSIGN_OR_RETURN(m.head_dim, r.count_or("head_dim", m.hidden / m.heads));
+  GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count("intermediate_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
+  GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("max_position_embeddings", 0));
+  GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", starcoder2));
+  if (starcoder2) {
+    bool bias = true;
+    GPUPLAN_ASSIGN_OR_RETURN(bias, r.flag_or("use_bias", true));
+    m.qkv_bias = m.out_bias = m.mlp_bias = bias;
+  } else {
+    GPUPLAN_ASSIGN_OR_RETURN(m.qkv_bias, r.flag_or("attention_bias", false));
+    m.out_bias = m.qkv_bias;
+    GPUPLAN_ASSIGN_OR_RETURN(m.mlp_bias, r.flag_or("mlp_bias", false));
+  }
+  m.gated_mlp = false;
+  m.norm = NormKind::kLayerNorm;
+  m.norms_per_layer = 2;
+  return read_window(r, std::move(m));
 }
 
 // OpenAI's gpt-oss (transformers' GptOssConfig): every layer a mixture of num_local_experts
@@ -537,9 +588,10 @@ Result<Model> check_shape(Model m, const std::string& where) {
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> kTypes = {
-      "gpt2",        "llama",       "mistral",     "mixtral", "qwen2",    "qwen2_moe", "qwen3",
-      "qwen3_moe",   "gemma2",      "gpt_neox",    "bloom",   "mpt",      "falcon",    "gptj",
-      "gemma3_text", "deepseek_v2", "deepseek_v3", "kimi_k2", "glm4_moe", "gpt_oss"};
+      "gpt2",      "llama",       "mistral",     "mixtral",     "qwen2",   "qwen2_moe", "qwen3",
+      "qwen3_moe", "gemma",       "gemma2",      "phi3",        "granite", "olmo2",     "cohere",
+      "cohere2",   "starcoder2",  "nemotron",    "gpt_neox",    "bloom",   "mpt",       "falcon",
+      "gptj",      "gemma3_text", "deepseek_v2", "deepseek_v3", "kimi_k2", "glm4_moe",  "gpt_oss"};
   return kTypes;
 }
 
@@ -768,10 +820,13 @@ Result<Model> parse_model_config(std::string_view json_text, const std::string& 
     if (t == "gpt_oss")
       return read_gpt_oss(r, m);
     if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen2_moe" ||
-        t == "qwen3" || t == "qwen3_moe" || t == "gemma2" || t == "gemma3_text" ||
+        t == "qwen3" || t == "qwen3_moe" || t == "gemma" || t == "gemma2" || t == "gemma3_text" ||
+        t == "phi3" || t == "granite" || t == "olmo2" || t == "cohere" || t == "cohere2" ||
         deepseek_experts(t)) {
       return read_llama_like(r, m);
     }
+    if (t == "starcoder2" || t == "nemotron")
+      return read_plain_mlp(r, m);
     if (t == "gemma3") {
       // The multimodal Gemma 3 checkpoints nest the language model under text_config, beside a
       // vision encoder gpuplan does not model: refused rather than counted short.

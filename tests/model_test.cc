@@ -363,6 +363,146 @@ TEST(ModelLoader, ReadsGemma3TextWithItsLocalLayers) {
   EXPECT_NE(mm.error().hint.find("model_type 'gemma3_text'"), std::string::npos);
 }
 
+// Reads `json` as a config.json, failing the test if it does not load.
+Model parse_or_fail(const std::string& json, const char* id) {
+  Result<Model> m = parse_model_config(json, std::string(id) + ".json", id);
+  EXPECT_TRUE(m.has_value()) << id << ": " << (m.has_value() ? "" : m.error().message());
+  return m.has_value() ? *m : Model{};
+}
+
+TEST(ModelLoader, ReadsPhi3GemmaAndGraniteAsLlamas) {
+  // microsoft/Phi-3-mini-4k-instruct's config.json: h 3072, 32 layers of 32 heads (no grouping),
+  // MLP 8192, vocab 32064, untied. Per layer: 4 x 3072^2 + 3 x 3072 x 8192 + 2 norms of 3072 =
+  // 113,252,352; + embedding and head 2 x 32064 x 3072 + final norm: 3,821,079,552, the count
+  // Hugging Face prints for it. Its 2047-token window covers every layer (transformers' Phi3
+  // attention passes config.sliding_window).
+  const Model phi3 = parse_or_fail(R"({"model_type": "phi3", "hidden_size": 3072,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "intermediate_size": 8192, "vocab_size": 32064, "max_position_embeddings": 4096,
+    "sliding_window": 2047, "tie_word_embeddings": false, "resid_pdrop": 0.0})",
+                                   "phi-3-mini-4k");
+  EXPECT_EQ(layer_parameters(phi3, 0).total(), 113'252'352);
+  EXPECT_EQ(count_parameters(phi3).total, 3'821'079'552);
+  EXPECT_EQ(phi3.window.layers, 32);
+  EXPECT_EQ(phi3.window.tokens, 2047);
+  // microsoft/phi-4 (phi3 too): h 5120, 40 layers of 40 heads, 10 KV heads, MLP 17920, vocab
+  // 100352: 40 x 340,797,440 + 2 x 513,802,240 + 5120 = 14,659,507,200, the 14.7 B of its card.
+  const Model phi4 = parse_or_fail(R"({"model_type": "phi3", "hidden_size": 5120,
+    "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 10,
+    "intermediate_size": 17920, "vocab_size": 100352, "max_position_embeddings": 16384,
+    "tie_word_embeddings": false})",
+                                   "phi-4");
+  EXPECT_EQ(count_parameters(phi4).total, 14'659'507'200);
+  EXPECT_FALSE(phi4.has_window());
+  // google/gemma-7b (gemma): heads of 256 by default, 2 norms a layer (Gemma 2's 4 came later),
+  // the head tied by default. h 3072, 28 layers, 16 heads: q, k, v, o 4 x 3072 x 4096 +
+  // GeGLU 3 x 3072 x 24576 + 2 x 3072 = 276,830,208; 28 layers + 256000 x 3072 + 3072 =
+  // 8,537,680,896, the 8.54 B Google publishes.
+  const Model gemma = parse_or_fail(R"({"model_type": "gemma", "hidden_size": 3072,
+    "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "intermediate_size": 24576, "vocab_size": 256000, "hidden_act": "gelu"})",
+                                    "gemma-7b");
+  EXPECT_EQ(gemma.head_dim, 256);
+  EXPECT_EQ(layer_parameters(gemma, 0).total(), 276'830'208);
+  EXPECT_EQ(count_parameters(gemma).total, 8'537'680'896);
+  // ibm-granite/granite-3.0-8b-base (granite; its multipliers scale activations, not weights):
+  // h 4096, 40 layers, 32 heads, 8 KV heads, MLP 12800, vocab 49155, tied: 40 x 199,237,632 +
+  // 49155 x 4096 + 4096 = 8,170,848,256, the 8.17 B of its card.
+  const Model granite = parse_or_fail(R"({"model_type": "granite", "hidden_size": 4096,
+    "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "intermediate_size": 12800, "vocab_size": 49155, "tie_word_embeddings": true,
+    "embedding_multiplier": 12.0, "residual_multiplier": 0.22})",
+                                      "granite-3.0-8b");
+  EXPECT_EQ(count_parameters(granite).total, 8'170'848'256);
+}
+
+TEST(ModelLoader, ReadsOlmo2AndCohereNormsAsPublished) {
+  // allenai/OLMo-2-1124-7B (olmo2): RMSNorm after attention and after the MLP (2 a layer), and
+  // over the whole query and key projections, 4096 + 4096. h 4096, 32 layers, MLP 11008, vocab
+  // 100352, untied: per layer 4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096 + 8192 = 202,391,552;
+  // total 32 x 202,391,552 + 2 x 100352 x 4096 + 4096 = 7,298,617,344 (published 7.3 B).
+  const Model olmo = parse_or_fail(R"({"model_type": "olmo2", "hidden_size": 4096,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "intermediate_size": 11008, "vocab_size": 100352, "tie_word_embeddings": false})",
+                                   "olmo-2-7b");
+  EXPECT_EQ(olmo.qk_norm, QkNorm::kPerProjection);
+  EXPECT_EQ(layer_parameters(olmo, 0).total(), 202'391'552);
+  EXPECT_EQ(count_parameters(olmo).total, 7'298'617'344);
+  // CohereForAI/c4ai-command-r-v01 (cohere): attention and MLP in parallel off one LayerNorm
+  // without a bias, the head tied. h 8192, 40 layers, 64 heads, MLP 22528, vocab 256000: per
+  // layer 4 x 8192^2 + 3 x 8192 x 22528 + 8192 = 822,091,776; total 40 layers + 256000 x 8192 +
+  // 8192 = 34,980,831,232 (published 35 B).
+  const Model r = parse_or_fail(R"({"model_type": "cohere", "hidden_size": 8192,
+    "num_hidden_layers": 40, "num_attention_heads": 64, "num_key_value_heads": 64,
+    "intermediate_size": 22528, "vocab_size": 256000, "use_qk_norm": false})",
+                                "command-r");
+  EXPECT_EQ(r.norms_per_layer, 1);
+  EXPECT_EQ(layer_parameters(r, 0).total(), 822'091'776);
+  EXPECT_EQ(count_parameters(r).total, 34'980'831'232);
+  // c4ai-command-r-plus: use_qk_norm, a LayerNorm weight per query and key element, (96 + 8) x
+  // 128 = 13,312 a layer. h 12288, 64 layers, 96 heads, 8 KV heads, MLP 33792: per layer
+  // 12288 x (12288 + 2048 + 12288) + 3 x 12288 x 33792 + 12288 + 13,312 = 1,572,889,600; total
+  // 64 layers + 256000 x 12288 + 12288 = 103,810,674,688 (published 104 B).
+  const Model plus = parse_or_fail(R"({"model_type": "cohere", "hidden_size": 12288,
+    "num_hidden_layers": 64, "num_attention_heads": 96, "num_key_value_heads": 8,
+    "intermediate_size": 33792, "vocab_size": 256000, "use_qk_norm": true})",
+                                   "command-r-plus");
+  EXPECT_EQ(layer_parameters(plus, 0).total(), 1'572'889'600);
+  EXPECT_EQ(count_parameters(plus).total, 103'810'674'688);
+  // Command A (cohere2): the same block without Q/K norms, h 12288, 64 layers, MLP 36864; all
+  // but every 4th layer over 4096 tokens: 48 of 64. 64 x 1,686,122,496 + 256000 x 12288 + 12288
+  // = 111,057,580,032 (published 111 B).
+  const Model a = parse_or_fail(R"({"model_type": "cohere2", "hidden_size": 12288,
+    "num_hidden_layers": 64, "num_attention_heads": 96, "num_key_value_heads": 8,
+    "intermediate_size": 36864, "vocab_size": 256000, "max_position_embeddings": 131072,
+    "sliding_window": 4096, "sliding_window_pattern": 4})",
+                                "command-a");
+  EXPECT_EQ(count_parameters(a).total, 111'057'580'032);
+  EXPECT_EQ(a.window.layers, 48);
+  EXPECT_EQ(a.window.tokens, 4096);
+  // A pattern of 0 would divide by zero: refused, naming the key.
+  Result<Model> zero = parse_model_config(R"({"model_type": "cohere2", "hidden_size": 64,
+    "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 128,
+    "vocab_size": 100, "sliding_window": 16, "sliding_window_pattern": 0})",
+                                          "cfg.json", "x");
+  ASSERT_FALSE(zero.has_value());
+  EXPECT_EQ(zero.error().what, "key 'sliding_window_pattern' must be a positive integer");
+}
+
+TEST(ModelLoader, ReadsStarcoder2AndNemotronPlainMlps) {
+  // bigcode/starcoder2-3b (starcoder2): a GELU MLP of 2 matrices, biases on every projection
+  // (use_bias), LayerNorms with biases, the head tied. h 3072, 30 layers, 24 heads, 2 KV heads
+  // of 128, MLP 12288, vocab 49152. Per layer: attention 3072 x (3072 + 512 + 3072) + biases
+  // 3072 + 512 + 3072; MLP 2 x 3072 x 12288 + biases 12288 + 3072; 2 norms of 2 x 3072:
+  // 95,979,008. Total 30 layers + 49152 x 3072 + 6144 = 3,030,371,328 (published 3.03 B).
+  // Its 4096-token window covers every layer.
+  const Model coder = parse_or_fail(R"({"model_type": "starcoder2", "hidden_size": 3072,
+    "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2,
+    "intermediate_size": 12288, "vocab_size": 49152, "max_position_embeddings": 16384,
+    "sliding_window": 4096, "use_bias": true, "hidden_act": "gelu_pytorch_tanh"})",
+                                    "starcoder2-3b");
+  EXPECT_FALSE(coder.gated_mlp);
+  EXPECT_EQ(layer_parameters(coder, 0).total(), 95'979'008);
+  EXPECT_EQ(count_parameters(coder).total, 3'030'371'328);
+  EXPECT_EQ(coder.window.layers, 30);
+  // Nemotron-4 340B as its report's Table 1 gives it (NVIDIA 2024, arXiv 2406.11704), in the
+  // keys of transformers' NemotronConfig: 96 layers, h 18432, 96 heads, 8 KV heads, squared-ReLU
+  // MLP of 73728, vocab 256000, untied, no biases, LayerNorm1P (weight and bias). Per layer:
+  // 18432 x (18432 + 3072 + 18432) + 2 x 18432 x 73728 + 2 x 2 x 18432 = 3,454,083,072.
+  // Embedding and head 2 x 256000 x 18432 = 9,437,184,000 (the report: "9.4 billion embedding
+  // parameters"); the layers 331,591,974,912 ("331.6 billion non-embedding").
+  const Model nemotron = parse_or_fail(R"({"model_type": "nemotron", "hidden_size": 18432,
+    "num_hidden_layers": 96, "num_attention_heads": 96, "num_key_value_heads": 8,
+    "intermediate_size": 73728, "vocab_size": 256000, "max_position_embeddings": 4096,
+    "hidden_act": "relu2", "partial_rotary_factor": 0.5, "tie_word_embeddings": false})",
+                                       "nemotron-4-340b");
+  const ParameterCount c = count_parameters(nemotron);
+  EXPECT_EQ(layer_parameters(nemotron, 0).total(), 3'454'083'072);
+  EXPECT_EQ(c.embedding + c.lm_head, 9'437'184'000);
+  EXPECT_EQ(c.layers, 331'591'974'912);
+  EXPECT_EQ(c.total, 331'591'974'912 + 9'437'184'000 + 2 * 18432);
+}
+
 TEST(ModelLoader, RefusesMoeLayersItCannotPlace) {
   // MoE every second layer is not a leading dense block: refused, not approximated.
   Result<Model> m = parse_model_config(

@@ -233,9 +233,9 @@ TEST_F(ValidationTest, AnUnreadableModelMakesTheRowUnpredictable) {
   EXPECT_FALSE(r->entries[0].predicted.has_value());
   EXPECT_EQ(r->entries[0].reason,
             "model:1: unsupported model_type 'rwkv'; expected one of: gpt2, "
-            "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma2, gpt_neox, "
-            "bloom, mpt, falcon, gptj, gemma3_text, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, "
-            "gpt_oss");
+            "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3, "
+            "granite, olmo2, cohere, cohere2, starcoder2, nemotron, gpt_neox, bloom, mpt, falcon, "
+            "gptj, gemma3_text, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, gpt_oss");
 }
 
 TEST_F(ValidationTest, ASingleNodeRowNeedsNoNetworkAndABadLayoutOnlyLosesItsRow) {

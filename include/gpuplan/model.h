@@ -1,10 +1,11 @@
 // Transformer architectures, and the parameter counts that follow from them.
 //
 // A Model is the normalised form of a Hugging Face `config.json`: whatever the family (GPT-2,
-// Llama, Mistral, Mixtral, Qwen, Gemma 2 and 3, GPT-NeoX, BLOOM, MPT, Falcon, GPT-J, DeepSeek,
-// GLM-4.5, gpt-oss), it becomes one decoder-only transformer description with dense or
-// grouped-query attention (or DeepSeek's multi-head latent attention), some layers perhaps over
-// a sliding window, a plain or gated MLP, and optionally mixture-of-experts layers. Parameter
+// Llama, Mistral, Mixtral, Qwen, Gemma 1 to 3, Phi-3 and Phi-4, Granite, Command R and A, OLMo 2,
+// StarCoder2, Nemotron-4, GPT-NeoX, BLOOM, MPT, Falcon, GPT-J, DeepSeek, GLM-4.5, gpt-oss), it
+// becomes one decoder-only transformer description with dense or grouped-query attention (or
+// DeepSeek's multi-head latent attention), some layers perhaps over a sliding window, a plain or
+// gated MLP, some parallel to attention, and optionally mixture-of-experts layers. Parameter
 // counts are exact: for the built-in models they match the totals their publishers print, and tests
 // pin them. load_model_config() in model_loader.h reads the files; everything here is arithmetic on
 // a validated Model.
@@ -30,6 +31,13 @@ enum class NormKind {
 };
 
 enum class PositionKind { kLearned, kRotary, kAlibi };
+
+// Normalisation of the queries and keys before attention.
+enum class QkNorm {
+  kNone,
+  kPerHead,        // one weight per head dimension, shared by every head: 2 d (Qwen3, Gemma 3)
+  kPerProjection,  // a weight per element of the projection: (a + k) d (OLMo 2, Command R+)
+};
 
 // DeepSeek multi-head latent attention (MLA) sizes; all zero for ordinary attention.
 struct LatentAttention {
@@ -100,7 +108,7 @@ struct Model {
   bool mlp_bias = false;
   bool lm_head_bias = false;  // GPT-J
   bool dropout = false;       // trained with dropout, whose masks the backward pass keeps
-  bool qk_norm = false;       // RMSNorm over each head's queries and keys, 2 d parameters (Qwen3)
+  QkNorm qk_norm = QkNorm::kNone;
   bool attention_sinks = false;  // a learned sink logit per head and layer (gpt-oss)
   LatentAttention mla;
   MixtureOfExperts moe;
