@@ -836,6 +836,23 @@ Result<Model> parse_model_config(std::string_view json_text, const std::string& 
                   "give its text_config as a config.json of model_type 'gemma3_text' (the "
                   "vision encoder's weights, about 0.4 B, are then left out)");
     }
+    // Other multimodal checkpoints (Mistral Small 3.1, Qwen2.5-VL, LLaVA) nest their language
+    // model the same way: say which part gpuplan can read.
+    if (r.has("text_config") && r.raw("text_config").is_object()) {
+      const Json& text = r.raw("text_config");
+      const std::string inner = text.contains("model_type") && text["model_type"].is_string()
+                                    ? text["model_type"].get<std::string>()
+                                    : std::string();
+      if (std::ranges::find(supported_model_types(), inner) != supported_model_types().end()) {
+        return fail(r.where_key("model_type"),
+                    fmt::format("model_type '{}' nests a '{}' language model beside other "
+                                "encoders, which gpuplan does not model",
+                                t, inner),
+                    fmt::format("give its text_config as a config.json of model_type '{}' "
+                                "(the other encoders' weights are then left out)",
+                                inner));
+      }
+    }
     return fail(r.where_key("model_type"), fmt::format("unsupported model_type '{}'", t),
                 suggestion_hint(t, supported_model_types()));
   }();

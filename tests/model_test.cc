@@ -361,6 +361,14 @@ TEST(ModelLoader, ReadsGemma3TextWithItsLocalLayers) {
       parse_model_config(R"({"model_type": "gemma3", "text_config": {}})", "gemma-3-27b.json", "x");
   ASSERT_FALSE(mm.has_value());
   EXPECT_NE(mm.error().hint.find("model_type 'gemma3_text'"), std::string::npos);
+  // So are the others that nest a language model gpuplan reads (Mistral Small 3.1's mistral3).
+  Result<Model> mistral3 = parse_model_config(
+      R"({"model_type": "mistral3", "text_config": {"model_type": "mistral"}})", "m.json", "x");
+  ASSERT_FALSE(mistral3.has_value());
+  EXPECT_EQ(mistral3.error().message(),
+            "m.json:1: model_type 'mistral3' nests a 'mistral' language model beside other "
+            "encoders, which gpuplan does not model; give its text_config as a config.json of "
+            "model_type 'mistral' (the other encoders' weights are then left out)");
 }
 
 // Reads `json` as a config.json, failing the test if it does not load.
