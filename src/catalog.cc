@@ -278,12 +278,22 @@ Result<EngineChoice> Catalog::engine_choice(std::string_view spec) const {
 }
 
 const EngineProfile* Catalog::engine_named(std::string_view published) const {
+  // The engine the name starts with ("TensorRT-LLM 0.14 + Triton"); else the one it mentions
+  // first ("Triton + vLLM backend").
   for (const EngineProfile& e : engines_) {
-    if (e.names(published)) {
+    if (e.named_first(published)) {
       return &e;
     }
   }
-  return nullptr;
+  const EngineProfile* first = nullptr;
+  size_t first_end = std::string_view::npos;
+  for (const EngineProfile& e : engines_) {
+    if (const std::optional<size_t> end = e.name_end(published); end && *end < first_end) {
+      first = &e;
+      first_end = *end;
+    }
+  }
+  return first;
 }
 
 Result<Software> Catalog::software(std::string_view spec) const {

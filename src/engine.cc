@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,26 +15,64 @@
 
 namespace gpuplan {
 
+namespace {
+
+bool word_character(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0;
+}
+
+}  // namespace
+
+std::optional<size_t> EngineProfile::name_end(std::string_view published) const {
+  const std::string text = lowercase(published);
+  std::optional<size_t> best_start;
+  std::optional<size_t> best_end;
+  for (const std::string& a : aliases) {
+    const std::string alias = lowercase(a);
+    if (alias.empty()) {
+      continue;
+    }
+    // At the start ("vLLM 0.10.0"), or as a word of its own after something else ("Triton +
+    // vLLM backend", "NVIDIA NIM (TensorRT-LLM)"), not inside a longer word.
+    for (size_t at = text.find(alias); at != std::string::npos; at = text.find(alias, at + 1)) {
+      const size_t end = at + alias.size();
+      const bool whole = at == 0 || (!word_character(text[at - 1]) &&
+                                     (end == text.size() || !word_character(text[end])));
+      if (whole) {
+        if (!best_start || at < *best_start) {
+          best_start = at;
+          best_end = end;
+        }
+        break;
+      }
+    }
+  }
+  return best_end;
+}
+
 bool EngineProfile::names(std::string_view published) const {
+  return name_end(published).has_value();
+}
+
+bool EngineProfile::named_first(std::string_view published) const {
   return std::any_of(aliases.begin(), aliases.end(),
                      [&](const std::string& a) { return starts_with_any_case(published, a); });
 }
 
 std::string EngineProfile::published_version(std::string_view published) const {
-  for (const std::string& a : aliases) {
-    if (!starts_with_any_case(published, a)) {
-      continue;
-    }
-    std::string_view rest = published.substr(a.size());
-    const size_t start = rest.find_first_not_of(' ');
-    if (start == std::string_view::npos || start == 0) {
-      continue;  // nothing after the alias, or the alias is the start of a longer word
-    }
-    rest = rest.substr(start);
-    const size_t end = rest.find_first_not_of("0123456789.");
-    if (Result<std::string> version = parse_release(rest.substr(0, end))) {
-      return *version;
-    }
+  const std::optional<size_t> end = name_end(published);
+  if (!end) {
+    return "";
+  }
+  std::string_view rest = published.substr(*end);
+  const size_t start = rest.find_first_not_of(' ');
+  if (start == std::string_view::npos || start == 0) {
+    return "";  // nothing after the name, or the name runs on into a longer word
+  }
+  rest = rest.substr(start);
+  const size_t stop = rest.find_first_not_of("0123456789.");
+  if (Result<std::string> version = parse_release(rest.substr(0, stop))) {
+    return *version;
   }
   return "";
 }

@@ -132,13 +132,19 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   GPUPLAN_ASSIGN_OR_RETURN(out.layout_note,
                            complete_layout(in.tp, pp, setup.replicas, gpus, r.where()));
   // The row's engine, by the name its source gives it: its limits on the row's GPU, its KV
-  // policy and the KV cache it keeps when the row names none.
+  // policy and the KV cache it keeps when the row names none. An engine no profile names runs
+  // as the default engine, the one the serving parameters were fitted with, and the row says so.
   const std::string engine_text = text_or(row, "engine", "");
   out.engine = catalog.engine_named(engine_text);
   if (out.engine == nullptr) {
-    return fail("", fmt::format("no engine profile (data/engines) names '{}'", engine_text));
+    out.engine = &catalog.default_engine();
+    out.layout_note += fmt::format(
+        "{}no engine profile (data/engines) names '{}': modelled as {}, the engine the serving "
+        "parameters were fitted with",
+        out.layout_note.empty() ? "" : "; ", engine_text, out.engine->id);
+  } else {
+    out.engine_version = out.engine->published_version(engine_text);
   }
-  out.engine_version = out.engine->published_version(engine_text);
   GPUPLAN_ASSIGN_OR_RETURN(out.model, parse_model_config(model_json->dump(), "model", out.id));
   std::string text;
   std::optional<Precision> weights, kv;

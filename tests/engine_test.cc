@@ -248,6 +248,13 @@ TEST(EngineTest, PublishedNamesPickTheirEngine) {
   EXPECT_EQ(c.engine_named("TGI 3.0.1")->id, "tgi");
   EXPECT_EQ(c.engine_named("text-generation-inference 2.4")->id, "tgi");
   EXPECT_EQ(c.engine_named("DeepSpeed-MII"), nullptr);
+  // A name may mention its engine after another word; the first engine mentioned counts, and
+  // an alias inside a longer word ("vllmx") does not.
+  EXPECT_EQ(c.engine_named("Triton + vLLM backend")->id, "vllm");
+  EXPECT_EQ(c.engine_named("NVIDIA NIM (TensorRT-LLM 0.12)")->id, "tensorrt-llm");
+  EXPECT_EQ(c.engine_named("Ray Serve with SGLang, not vLLM")->id, "sglang");
+  EXPECT_EQ(c.engine_named("myvllmx 2"), nullptr);
+  EXPECT_EQ(engine("tensorrt-llm").published_version("NVIDIA NIM (TensorRT-LLM 0.12)"), "0.12");
   EXPECT_FALSE(c.engine("vlm").has_value());
   EXPECT_NE(c.engine("vlm").error().hint.find("vllm"), std::string::npos);
   // A name people use for an engine suggests it, before an id merely spelled alike ("tgi").

@@ -354,16 +354,33 @@ TEST_F(ValidationTest, ALatencyUnderLoadIsPredictedForTheEnginesBenchmarkLength)
   EXPECT_GT(*poisson.predicted, 0.9 * 512);
 }
 
-TEST_F(ValidationTest, ARowRunsOnTheEngineItNamesOrIsNotPredicted) {
-  // The LAT row of small-inference.json twice: on "vLLM 0.6.0", which data/engines/vllm.toml
-  // names, and on an engine no profile names, which loses its row with the reason.
+TEST_F(ValidationTest, ARowRunsOnTheEngineItNamesOrOnTheDefaultOneSayingSo) {
+  // engines.json: the LAT row of small-inference.json on "vLLM 0.6.0", which
+  // data/engines/vllm.toml names; on "MyEngine 2", which no profile names; on "TensorRT-LLM",
+  // the default engine (data/params/inference.toml); and on "Triton + vLLM 0.6.0 backend", which
+  // names vLLM after another word.
   Result<ValidationReport> r = run_validation(fixture("engines.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  ASSERT_EQ(r->entries.size(), 2U);
-  EXPECT_TRUE(r->entries[0].predicted.has_value()) << r->entries[0].reason;
-  EXPECT_FALSE(r->entries[1].predicted.has_value());
-  EXPECT_EQ(r->entries[1].reason,
-            "no engine profile (data/engines) names 'MyEngine 2 (test fixture)'");
+  ASSERT_EQ(r->entries.size(), 4U);
+  for (const ValidationEntry& e : r->entries) {
+    ASSERT_TRUE(e.predicted.has_value()) << e.id << ": " << e.reason;
+  }
+  const ValidationEntry& vllm = r->entries[0];
+  const ValidationEntry& other = r->entries[1];
+  const ValidationEntry& trt = r->entries[2];
+  const ValidationEntry& triton = r->entries[3];
+  // The unnamed engine runs as TensorRT-LLM does, to the byte, and the row says so.
+  EXPECT_EQ(*other.predicted, *trt.predicted);
+  EXPECT_NE(other.note.find("no engine profile (data/engines) names 'MyEngine 2 (test fixture)': "
+                            "modelled as tensorrt-llm, the engine the serving parameters were "
+                            "fitted with"),
+            std::string::npos)
+      << other.note;
+  EXPECT_EQ(trt.note.find("no engine profile"), std::string::npos) << trt.note;
+  // The Triton row is vLLM 0.6.0 again (EngineTest.PublishedNamesPickTheirEngine checks which
+  // profile such names pick).
+  EXPECT_EQ(*triton.predicted, *vllm.predicted);
+  EXPECT_EQ(triton.note, vllm.note);
 }
 
 TEST_F(ValidationTest, ARowOnTheGptJSetDecodesFourBeamsOfItsOutputs) {
