@@ -105,6 +105,22 @@ TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
   }
 }
 
+// NVIDIA's DGX Cloud recipes (data/holdout/README.md): 10 Llama 3.1 8B, 12 70B, 12 405B (4 of
+// them NVIDIA's proxies with 7, 21 or 42 of its layers) and 10 Nemotron-4 340B, bf16 and fp8 each.
+TEST(HoldoutData, EveryDgxCloudRowResolvesWithItsContextParallelism) {
+  Result<std::vector<TrainingRow>> rows =
+      read_training_rows(holdout("training-dgxc-2024.json"), shipped_catalog());
+  ASSERT_TRUE(rows.has_value()) << rows.error().message();
+  ASSERT_EQ(rows->size(), 44U);
+  int with_context = 0;
+  for (const TrainingRow& row : *rows) {
+    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
+    with_context += row.job.memory.layout.cp > 1 ? 1 : 0;
+  }
+  // The Llama recipes split each sequence over 2 GPUs (CP 2); Nemotron's does not.
+  EXPECT_EQ(with_context, 34);
+}
+
 TEST(Median, OfOddEvenAndNoValues) {
   EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
   EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);  // (2 + 3) / 2
