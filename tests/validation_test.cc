@@ -105,13 +105,14 @@ TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
   }
 }
 
-// NVIDIA's DGX Cloud recipes (data/holdout/README.md): 10 Llama 3.1 8B, 12 70B, 12 405B (4 of
-// them NVIDIA's proxies with 7, 21 or 42 of its layers) and 10 Nemotron-4 340B, bf16 and fp8 each.
+// NVIDIA's DGX Cloud recipes (data/holdout/README.md): 10 Llama 3.1 8B, 12 70B, 12 405B (6 of
+// them NVIDIA's proxies with 7, 21 or 42 of its layers), 16 Nemotron-4 15B and 10 340B, half in
+// bf16 and half in fp8.
 TEST(HoldoutData, EveryDgxCloudRowResolvesWithItsContextParallelism) {
   Result<std::vector<TrainingRow>> rows =
       read_training_rows(holdout("training-dgxc-2024.json"), shipped_catalog());
   ASSERT_TRUE(rows.has_value()) << rows.error().message();
-  ASSERT_EQ(rows->size(), 44U);
+  ASSERT_EQ(rows->size(), 60U);
   int with_context = 0;
   for (const TrainingRow& row : *rows) {
     EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
