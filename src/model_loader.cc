@@ -328,11 +328,9 @@ Result<Model> read_window(const ConfigReader& r, Model m) {
   return m;
 }
 
-// Llama and the families that share its field names: Mistral, Mixtral, Qwen, Gemma 1 to 3,
-// Phi-3 (and Phi-4), Granite, OLMo 2, Command R and Command A (cohere, cohere2), DeepSeek and
-// GLM-4.5. Defaults are those of each family's configuration class in transformers.
-Result<Model> read_llama_like(const ConfigReader& r, Model m) {
-  const std::string& t = m.model_type;
+// The sizes every family with Llama's field names gives: width, depth, query and key/value
+// heads, MLP width, vocabulary and context (0 where the config gives none).
+Result<Model> read_llama_sizes(const ConfigReader& r, Model m) {
   GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
   GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count("num_hidden_layers"));
   GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count("num_attention_heads"));
@@ -340,6 +338,15 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
   GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count("intermediate_size"));
   GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
   GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("max_position_embeddings", 0));
+  return m;
+}
+
+// Llama and the families that share its field names: Mistral, Mixtral, Qwen, Gemma 1 to 3,
+// Phi-3 (and Phi-4), Granite, OLMo 2, Command R and Command A (cohere, cohere2), DeepSeek and
+// GLM-4.5. Defaults are those of each family's configuration class in transformers.
+Result<Model> read_llama_like(const ConfigReader& r, Model m) {
+  const std::string& t = m.model_type;
+  GPUPLAN_ASSIGN_OR_RETURN(m, read_llama_sizes(r, std::move(m)));
   const bool gemma = t == "gemma" || t == "gemma2" || t == "gemma3_text";
   // Command R and A run attention and the MLP in parallel off one LayerNorm without a bias, and
   // tie the head to the embedding.
@@ -395,14 +402,8 @@ Result<Model> read_llama_like(const ConfigReader& r, Model m) {
 // (squared-ReLU MLP, LayerNorm1P's weight and bias, no biases elsewhere, the head untied).
 Result<Model> read_plain_mlp(const ConfigReader& r, Model m) {
   const bool starcoder2 = m.model_type == "starcoder2";
-  GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
-  GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count("num_hidden_layers"));
-  GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count("num_attention_heads"));
-  GPUPLAN_ASSIGN_OR_RETURN(m.kv_heads, r.count_or("num_key_value_heads", m.heads));
+  GPUPLAN_ASSIGN_OR_RETURN(m, read_llama_sizes(r, std::move(m)));
   GPUPLAN_ASSIGN_OR_RETURN(m.head_dim, r.count_or("head_dim", m.hidden / m.heads));
-  GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count("intermediate_size"));
-  GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
-  GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("max_position_embeddings", 0));
   GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", starcoder2));
   if (starcoder2) {
     bool bias = true;
@@ -423,14 +424,8 @@ Result<Model> read_plain_mlp(const ConfigReader& r, Model m) {
 // experts with biases on their projections, a biased router, biased attention with a learned
 // sink per head, and layers alternating sliding-window and full attention (layer_types).
 Result<Model> read_gpt_oss(const ConfigReader& r, Model m) {
-  GPUPLAN_ASSIGN_OR_RETURN(m.hidden, r.count("hidden_size"));
-  GPUPLAN_ASSIGN_OR_RETURN(m.layers, r.count("num_hidden_layers"));
-  GPUPLAN_ASSIGN_OR_RETURN(m.heads, r.count("num_attention_heads"));
-  GPUPLAN_ASSIGN_OR_RETURN(m.kv_heads, r.count_or("num_key_value_heads", m.heads));
+  GPUPLAN_ASSIGN_OR_RETURN(m, read_llama_sizes(r, std::move(m)));
   GPUPLAN_ASSIGN_OR_RETURN(m.head_dim, r.count_or("head_dim", m.hidden / m.heads));
-  GPUPLAN_ASSIGN_OR_RETURN(m.intermediate, r.count("intermediate_size"));
-  GPUPLAN_ASSIGN_OR_RETURN(m.vocab, r.count("vocab_size"));
-  GPUPLAN_ASSIGN_OR_RETURN(m.max_positions, r.count_or("max_position_embeddings", 0));
   GPUPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, r.flag_or("tie_word_embeddings", false));
   GPUPLAN_ASSIGN_OR_RETURN(m.qkv_bias, r.flag_or("attention_bias", true));
   m.out_bias = m.qkv_bias;
