@@ -27,11 +27,21 @@ const Catalog* ModelTest::catalog_ = nullptr;
 TEST_F(ModelTest, BuiltInModelsMatchPublishedTotals) {
   // Totals as the publishers' Hugging Face model cards and safetensors indexes print them.
   const std::pair<const char*, int64_t> cases[] = {
-      {"llama-3.1-8b", 8'030'261'248},     {"llama-3.1-70b", 70'553'706'496},
-      {"llama-3.1-405b", 405'853'388'800}, {"mistral-7b", 7'241'732'096},
-      {"mixtral-8x7b", 46'702'792'704},    {"llama-2-7b", 6'738'415'616},
-      {"llama-2-13b", 13'015'864'320},     {"llama-2-70b", 68'976'648'192},
-      {"bloom-176b", 176'247'271'424},     {"qwen2.5-7b", 7'615'616'512},
+      {"llama-3.1-8b", 8'030'261'248},
+      {"llama-3.1-70b", 70'553'706'496},
+      {"llama-3.1-405b", 405'853'388'800},
+      {"mistral-7b", 7'241'732'096},
+      {"mixtral-8x7b", 46'702'792'704},
+      {"llama-2-7b", 6'738'415'616},
+      {"llama-2-13b", 13'015'864'320},
+      {"llama-2-70b", 68'976'648'192},
+      {"bloom-176b", 176'247'271'424},
+      {"qwen2.5-7b", 7'615'616'512},
+      // Phi-4: 40 x 340,797,440 + 2 x 100352 x 5120 + 5120 (ReadsPhi3GemmaAndGraniteAsLlamas).
+      {"phi-4", 14'659'507'200},
+      // Nemotron-4 340B: the report's 9.4 B embedding and 331.6 B other parameters
+      // (ReadsStarcoder2AndNemotronPlainMlps), and its two final LayerNorm1P vectors.
+      {"nemotron-4-340b", 341'029'195'776},
   };
   for (const auto& [id, total] : cases) {
     EXPECT_EQ(count_parameters(model(id)).total, total) << id;
