@@ -278,19 +278,14 @@ Result<EngineChoice> Catalog::engine_choice(std::string_view spec) const {
 }
 
 const EngineProfile* Catalog::engine_named(std::string_view published) const {
-  // The engine the name starts with ("TensorRT-LLM 0.14 + Triton"); else the one it mentions
-  // first ("Triton + vLLM backend").
-  for (const EngineProfile& e : engines_) {
-    if (e.named_first(published)) {
-      return &e;
-    }
-  }
+  // The engine the name mentions first: the one it starts with ("TensorRT-LLM 0.14 + Triton"),
+  // else the first one it names ("Triton + vLLM backend"); on a tie, the first profile.
   const EngineProfile* first = nullptr;
-  size_t first_end = std::string_view::npos;
+  size_t first_start = std::string_view::npos;
   for (const EngineProfile& e : engines_) {
-    if (const std::optional<size_t> end = e.name_end(published); end && *end < first_end) {
+    if (const auto name = e.find_name(published); name && name->start < first_start) {
       first = &e;
-      first_end = *end;
+      first_start = name->start;
     }
   }
   return first;

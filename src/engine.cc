@@ -23,10 +23,9 @@ bool word_character(char c) {
 
 }  // namespace
 
-std::optional<size_t> EngineProfile::name_end(std::string_view published) const {
+std::optional<EngineProfile::NameSpan> EngineProfile::find_name(std::string_view published) const {
   const std::string text = lowercase(published);
-  std::optional<size_t> best_start;
-  std::optional<size_t> best_end;
+  std::optional<NameSpan> best;
   for (const std::string& a : aliases) {
     const std::string alias = lowercase(a);
     if (alias.empty()) {
@@ -39,32 +38,26 @@ std::optional<size_t> EngineProfile::name_end(std::string_view published) const 
       const bool whole = at == 0 || (!word_character(text[at - 1]) &&
                                      (end == text.size() || !word_character(text[end])));
       if (whole) {
-        if (!best_start || at < *best_start) {
-          best_start = at;
-          best_end = end;
+        if (!best || at < best->start) {
+          best = NameSpan{at, end};
         }
         break;
       }
     }
   }
-  return best_end;
+  return best;
 }
 
 bool EngineProfile::names(std::string_view published) const {
-  return name_end(published).has_value();
-}
-
-bool EngineProfile::named_first(std::string_view published) const {
-  return std::any_of(aliases.begin(), aliases.end(),
-                     [&](const std::string& a) { return starts_with_any_case(published, a); });
+  return find_name(published).has_value();
 }
 
 std::string EngineProfile::published_version(std::string_view published) const {
-  const std::optional<size_t> end = name_end(published);
-  if (!end) {
+  const std::optional<NameSpan> span = find_name(published);
+  if (!span) {
     return "";
   }
-  std::string_view rest = published.substr(*end);
+  std::string_view rest = published.substr(span->end);
   const size_t start = rest.find_first_not_of(' ');
   if (start == std::string_view::npos || start == 0) {
     return "";  // nothing after the name, or the name runs on into a longer word

@@ -104,10 +104,13 @@ struct EngineProfile {
   // the start ("TensorRT-LLM 0.17 + Triton") or as a word of its own further on ("Triton +
   // vLLM backend", "NVIDIA NIM (TensorRT-LLM)").
   bool names(std::string_view published) const;
-  // Whether the name starts with one of its aliases (preferred over a later mention).
-  bool named_first(std::string_view published) const;
-  // Where the earliest alias in the name ends; nullopt where none names this engine.
-  std::optional<size_t> name_end(std::string_view published) const;
+  // Where the earliest alias in the name stands, [start, end); nullopt where none names this
+  // engine.
+  struct NameSpan {
+    size_t start = 0;
+    size_t end = 0;
+  };
+  std::optional<NameSpan> find_name(std::string_view published) const;
   // The release a published engine name gives right after the alias that names the engine
   // ("vLLM 0.10.0" -> "0.10.0"); empty where it gives none.
   std::string published_version(std::string_view published) const;
