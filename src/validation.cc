@@ -265,7 +265,7 @@ Result<std::vector<TrainingRow>> read_training_rows(const std::string& path,
       apply_software(*job, *software);
       t.note = round_global_batch(*job);
       if (nics_assumed) {
-        t.note += (t.note.empty() ? "" : "; ") + detail::nics_note(*cluster);
+        detail::add_note(t.note, detail::nics_note(*cluster));
       }
       t.model = std::move(*model);
       t.cluster = *cluster;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuplan/catalog.h"
@@ -78,6 +79,14 @@ class RowReader {
 // multi-node row without nics_per_node gets one per GPU, and *nics_assumed says so.
 Result<Cluster> row_cluster(const RowReader& r, const Json& sys, const Catalog& c,
                             bool* nics_assumed = nullptr);
+
+// Adds `note` to what a row assumed, after a "; " where there is already something.
+inline void add_note(std::string& notes, std::string_view note) {
+  if (!notes.empty()) {
+    notes += "; ";
+  }
+  notes += note;
+}
 
 // The note for a row whose NICs were assumed (row_cluster).
 inline std::string nics_note(const Cluster& c) {

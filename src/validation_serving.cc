@@ -88,12 +88,12 @@ Result<std::string> complete_layout(int64_t& tp, int64_t& pp, int64_t& replicas,
   }
   if (tp == 0 && replicas > 0) {
     GPUPLAN_RETURN_IF_ERROR(share(pp * replicas, "tp", tp));
-    note += fmt::format("{}tp not published: {} GPUs / (pp {} x {} replicas) = tp {}",
-                        note.empty() ? "" : "; ", gpus, pp, replicas, tp);
+    add_note(note, fmt::format("tp not published: {} GPUs / (pp {} x {} replicas) = tp {}", gpus,
+                               pp, replicas, tp));
   } else if (replicas == 0 && tp > 0) {
     GPUPLAN_RETURN_IF_ERROR(share(tp * pp, "replicas", replicas));
-    note += fmt::format("{}replicas not published: {} GPUs / (tp {} x pp {}) = {}",
-                        note.empty() ? "" : "; ", gpus, tp, pp, replicas);
+    add_note(note, fmt::format("replicas not published: {} GPUs / (tp {} x pp {}) = {}", gpus, tp,
+                               pp, replicas));
   }
   return note;
 }
@@ -138,10 +138,10 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   out.engine = catalog.engine_named(engine_text);
   if (out.engine == nullptr) {
     out.engine = &catalog.default_engine();
-    out.layout_note += fmt::format(
-        "{}no engine profile (data/engines) names '{}': modelled as {}, the engine the serving "
-        "parameters were fitted with",
-        out.layout_note.empty() ? "" : "; ", engine_text, out.engine->id);
+    add_note(out.layout_note,
+             fmt::format("no engine profile (data/engines) names '{}': modelled as {}, the "
+                         "engine the serving parameters were fitted with",
+                         engine_text, out.engine->id));
   } else {
     out.engine_version = out.engine->published_version(engine_text);
   }
@@ -166,9 +166,8 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   in.kv_precision = chosen.kv_precision;
   in.as_released = chosen.as_released;
   if (!kv) {
-    out.layout_note +=
-        fmt::format("{}kv_precision not published: {}", out.layout_note.empty() ? "" : "; ",
-                    precision_name(in.kv_precision));
+    add_note(out.layout_note,
+             fmt::format("kv_precision not published: {}", precision_name(in.kv_precision)));
   }
   GPUPLAN_ASSIGN_OR_RETURN(w.input_tokens, r.count(*srv, "input_tokens", true));
   GPUPLAN_ASSIGN_OR_RETURN(w.output_tokens, r.count(*srv, "output_tokens", true));
@@ -198,7 +197,7 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   bool nics_assumed = false;
   GPUPLAN_ASSIGN_OR_RETURN(cluster, row_cluster(r, *sys, catalog, &nics_assumed));
   if (nics_assumed) {
-    out.layout_note += (out.layout_note.empty() ? "" : "; ") + nics_note(cluster);
+    add_note(out.layout_note, nics_note(cluster));
   }
   // The benchmark's data set (serving.dataset), whose lengths the catalog has.
   const std::string dataset = text_or(*srv, "dataset", "");
@@ -228,10 +227,10 @@ Result<bool> read_serving(const RowReader& r, const Json& row, const Catalog& ca
   if ((latencies || w.rate_per_s > 0) && dataset.empty() &&
       setup.batching == Batching::kContinuous && out.engine->benchmark_requests) {
     out.benchmark_requests = *out.engine->benchmark_requests;
-    out.layout_note += fmt::format(
-        "{}a run of {} requests, all measured: the length of {}'s serving benchmark (the row "
-        "gives none)",
-        out.layout_note.empty() ? "" : "; ", out.benchmark_requests, out.engine->id);
+    add_note(out.layout_note,
+             fmt::format("a run of {} requests, all measured: the length of {}'s serving "
+                         "benchmark (the row gives none)",
+                         out.benchmark_requests, out.engine->id));
   }
   in.gpu = cluster.gpu;
   in.scale_up = cluster.scale_up;
@@ -285,9 +284,10 @@ std::variant<std::string, RowSimulation> simulate_row(const ServingRow& row, con
     if (in.tp == 0) {
       return Outcome(std::string("no layout of the row's GPUs can serve it"));
     }
-    sim.note += fmt::format(
-        "{}layout not published: tp {} x {} replicas picked, the most offline throughput",
-        sim.note.empty() ? "" : "; ", in.tp, setup.replicas);
+    add_note(sim.note,
+             fmt::format("layout not published: tp {} x {} replicas picked, the most offline "
+                         "throughput",
+                         in.tp, setup.replicas));
   }
   const InferenceModel m(row.model, in, es.memory, catalog.train_params(), es.inference);
   if (!m.feasible()) {
