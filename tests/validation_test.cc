@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -120,6 +121,34 @@ TEST(HoldoutData, EveryDgxCloudRowResolvesWithItsContextParallelism) {
   }
   // The Llama recipes split each sequence over 2 GPUs (CP 2); Nemotron's does not.
   EXPECT_EQ(with_context, 34);
+}
+
+// LLM Foundry's MPT tables (data/holdout/README.md): every row but the four the shared set holds,
+// read with llm-foundry's own MPTConfig defaults (biases, learned positions, no ALiBi), so that
+// each model is the size the table prints.
+TEST(HoldoutData, EveryLlmFoundryRowIsTheModelItsTablePrints) {
+  Result<std::vector<TrainingRow>> rows =
+      read_training_rows(holdout("training-llm-foundry.json"), shipped_catalog());
+  ASSERT_TRUE(rows.has_value()) << rows.error().message();
+  // 76 rows on A100 40 GB, 61 on A100 80 GB, 68 in bf16 and 7 in fp8 on H100.
+  ASSERT_EQ(rows->size(), 212U);
+  int fully_sharded = 0;
+  for (const TrainingRow& row : *rows) {
+    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
+    fully_sharded += row.job.memory.layout.zero == 3 ? 1 : 0;
+  }
+  // FULL_SHARD everywhere but the six 1B and 3B runs of the large-scale H100 table
+  // (SHARD_GRAD_OP, ZeRO-2).
+  EXPECT_EQ(fully_sharded, 206);
+  // MPT-7B at 2,048 tokens, d 4,096, 32 layers, vocabulary 50,368, tied head: a layer holds
+  // Wqkv 3h^2 + 3h, the output h^2 + h, the MLP 4h^2 + 4h and 4h^2 + h, two LayerNorms 4h:
+  // 12h^2 + 13h = 201,379,840; x 32 = 6,444,154,880, + 206,307,328 token and 8,388,608
+  // position embeddings + the final norm's 8,192 = 6,658,859,008, the table's NumParams.
+  const auto mpt7b = std::find_if(rows->begin(), rows->end(), [](const TrainingRow& row) {
+    return row.id == "FDRY-7B-H100-2048-512";
+  });
+  ASSERT_NE(mpt7b, rows->end());
+  EXPECT_EQ(count_parameters(mpt7b->model).total, 6'658'859'008);
 }
 
 TEST(Median, OfOddEvenAndNoValues) {
