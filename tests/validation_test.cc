@@ -93,6 +93,28 @@ TEST(HoldoutData, EveryServingRowResolvesAgainstTheCatalog) {
   expect_serving_holdout({"inference-mlperf-v4.1-gptj.json", 4, 2 + 2 * 5, "tensorrt-llm", 128});
 }
 
+// TensorRT-LLM 1.0's offline throughput tables (data/holdout/README.md): Llama 3.1 8B on H100 and
+// H200, Llama 3.3 70B and Llama 3.1 405B on H100, H200, B200 and GB200, ten lengths each: 100
+// entries less the two the shared set holds (V10, V11), one throughput metric each. The 40
+// Blackwell entries run NVFP4 weights, the Hopper ones fp8; every KV cache is fp8.
+TEST(HoldoutData, EveryTensorRtLlmTableEntryResolvesWithItsLayout) {
+  Result<std::vector<ServingRow>> rows =
+      read_serving_rows(holdout("inference-trtllm-1.0.json"), shipped_catalog());
+  ASSERT_TRUE(rows.has_value()) << rows.error().message();
+  ASSERT_EQ(rows->size(), 98U);
+  int fp4 = 0;
+  for (const ServingRow& row : *rows) {
+    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
+    ASSERT_NE(row.engine, nullptr) << row.id;
+    EXPECT_EQ(row.engine->id, "tensorrt-llm") << row.id;
+    EXPECT_EQ(row.engine_version, "1.0") << row.id;
+    EXPECT_EQ(row.metrics.size(), 1U) << row.id;
+    EXPECT_EQ(row.instance.kv_precision, Precision::kFp8) << row.id;
+    fp4 += row.instance.precision == Precision::kFp4 ? 1 : 0;
+  }
+  EXPECT_EQ(fp4, 40);
+}
+
 // The training holdout likewise: every row read and its layout resolved, with its framework.
 TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
   Result<std::vector<TrainingRow>> rows =
