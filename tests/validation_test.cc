@@ -145,6 +145,23 @@ TEST(HoldoutData, EveryDgxCloudRowResolvesWithItsContextParallelism) {
   EXPECT_EQ(with_context, 34);
 }
 
+// The NeMo 24.07 performance summary's other pretraining rows (data/holdout/README.md): GPT-3 5B,
+// 20B and 175B on 128 GPUs, Llama 2 13B and 70B, Nemotron 8B, 22B and 340B, every one in fp8.
+// Five interleave their pipeline (VP 6, 10, 20, 10 and 12), as the table gives them.
+TEST(HoldoutData, EveryNemoSummaryRowKeepsItsInterleaving) {
+  Result<std::vector<TrainingRow>> rows =
+      read_training_rows(holdout("training-nemo-24.07.json"), shipped_catalog());
+  ASSERT_TRUE(rows.has_value()) << rows.error().message();
+  ASSERT_EQ(rows->size(), 8U);
+  int interleaved = 0;
+  for (const TrainingRow& row : *rows) {
+    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
+    EXPECT_EQ(row.job.memory.precision, Precision::kFp8) << row.id;
+    interleaved += row.job.memory.layout.virtual_stages > 1 ? 1 : 0;
+  }
+  EXPECT_EQ(interleaved, 5);
+}
+
 // LLM Foundry's MPT tables (data/holdout/README.md): every row but the four the shared set holds,
 // read with llm-foundry's own MPTConfig defaults (biases, learned positions, no ALiBi), so that
 // each model is the size the table prints.
