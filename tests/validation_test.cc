@@ -115,78 +115,77 @@ TEST(HoldoutData, EveryTensorRtLlmTableEntryResolvesWithItsLayout) {
   EXPECT_EQ(fp4, 40);
 }
 
-// The training holdout likewise: every row read and its layout resolved, with its framework.
-TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
-  Result<std::vector<TrainingRow>> rows =
-      read_training_rows(holdout("training-2024-2025.json"), shipped_catalog());
-  ASSERT_TRUE(rows.has_value()) << rows.error().message();
-  // data/holdout/README.md: 11 torchtitan and 18 Megatron-Bridge (8 on H100 and B200, 7 on GB200,
-  // and GPT OSS 120B on each of the three).
-  ASSERT_EQ(rows->size(), 29U);
+// The rows of a training file of data/holdout/, every one read and its layout resolved against
+// the catalog with its framework (none kept a reason); a file that cannot be read fails the test
+// and gives none.
+std::vector<TrainingRow> resolved_training_holdout(const char* name) {
+  Result<std::vector<TrainingRow>> rows = read_training_rows(holdout(name), shipped_catalog());
+  if (!rows.has_value()) {
+    ADD_FAILURE() << name << ": " << rows.error().message();
+    return {};
+  }
   for (const TrainingRow& row : *rows) {
     EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
   }
+  return std::move(*rows);
+}
+
+// How many of `rows` have `property`.
+template <typename Property>
+int64_t rows_where(const std::vector<TrainingRow>& rows, Property property) {
+  return std::count_if(rows.begin(), rows.end(), property);
+}
+
+TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
+  // data/holdout/README.md: 11 torchtitan and 18 Megatron-Bridge (8 on H100 and B200, 7 on GB200,
+  // and GPT OSS 120B on each of the three).
+  EXPECT_EQ(resolved_training_holdout("training-2024-2025.json").size(), 29U);
 }
 
 // NVIDIA's DGX Cloud recipes (data/holdout/README.md): 10 Llama 3.1 8B, 12 70B, 12 405B (6 of
 // them NVIDIA's proxies with 7, 21 or 42 of its layers), 16 Nemotron-4 15B and 10 340B, half in
 // bf16 and half in fp8.
 TEST(HoldoutData, EveryDgxCloudRowResolvesWithItsContextParallelism) {
-  Result<std::vector<TrainingRow>> rows =
-      read_training_rows(holdout("training-dgxc-2024.json"), shipped_catalog());
-  ASSERT_TRUE(rows.has_value()) << rows.error().message();
-  ASSERT_EQ(rows->size(), 60U);
-  int with_context = 0;
-  for (const TrainingRow& row : *rows) {
-    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
-    with_context += row.job.memory.layout.cp > 1 ? 1 : 0;
-  }
+  const std::vector<TrainingRow> rows = resolved_training_holdout("training-dgxc-2024.json");
+  ASSERT_EQ(rows.size(), 60U);
   // The Llama recipes split each sequence over 2 GPUs (CP 2); Nemotron's does not.
-  EXPECT_EQ(with_context, 34);
+  EXPECT_EQ(rows_where(rows, [](const TrainingRow& r) { return r.job.memory.layout.cp > 1; }), 34);
 }
 
 // The NeMo 24.07 performance summary's other pretraining rows (data/holdout/README.md): GPT-3 5B,
 // 20B and 175B on 128 GPUs, Llama 2 13B and 70B, Nemotron 8B, 22B and 340B, every one in fp8.
 // Five interleave their pipeline (VP 6, 10, 20, 10 and 12), as the table gives them.
 TEST(HoldoutData, EveryNemoSummaryRowKeepsItsInterleaving) {
-  Result<std::vector<TrainingRow>> rows =
-      read_training_rows(holdout("training-nemo-24.07.json"), shipped_catalog());
-  ASSERT_TRUE(rows.has_value()) << rows.error().message();
-  ASSERT_EQ(rows->size(), 8U);
-  int interleaved = 0;
-  for (const TrainingRow& row : *rows) {
-    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
-    EXPECT_EQ(row.job.memory.precision, Precision::kFp8) << row.id;
-    interleaved += row.job.memory.layout.virtual_stages > 1 ? 1 : 0;
-  }
-  EXPECT_EQ(interleaved, 5);
+  const std::vector<TrainingRow> rows = resolved_training_holdout("training-nemo-24.07.json");
+  ASSERT_EQ(rows.size(), 8U);
+  EXPECT_EQ(
+      rows_where(rows,
+                 [](const TrainingRow& r) { return r.job.memory.precision == Precision::kFp8; }),
+      8);
+  EXPECT_EQ(
+      rows_where(rows, [](const TrainingRow& r) { return r.job.memory.layout.virtual_stages > 1; }),
+      5);
 }
 
 // LLM Foundry's MPT tables (data/holdout/README.md): every row but the four the shared set holds,
 // read with llm-foundry's own MPTConfig defaults (biases, learned positions, no ALiBi), so that
 // each model is the size the table prints.
 TEST(HoldoutData, EveryLlmFoundryRowIsTheModelItsTablePrints) {
-  Result<std::vector<TrainingRow>> rows =
-      read_training_rows(holdout("training-llm-foundry.json"), shipped_catalog());
-  ASSERT_TRUE(rows.has_value()) << rows.error().message();
+  const std::vector<TrainingRow> rows = resolved_training_holdout("training-llm-foundry.json");
   // 76 rows on A100 40 GB, 61 on A100 80 GB, 68 in bf16 and 7 in fp8 on H100.
-  ASSERT_EQ(rows->size(), 212U);
-  int fully_sharded = 0;
-  for (const TrainingRow& row : *rows) {
-    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
-    fully_sharded += row.job.memory.layout.zero == 3 ? 1 : 0;
-  }
+  ASSERT_EQ(rows.size(), 212U);
   // FULL_SHARD everywhere but the six 1B and 3B runs of the large-scale H100 table
   // (SHARD_GRAD_OP, ZeRO-2).
-  EXPECT_EQ(fully_sharded, 206);
+  EXPECT_EQ(rows_where(rows, [](const TrainingRow& r) { return r.job.memory.layout.zero == 3; }),
+            206);
   // MPT-7B at 2,048 tokens, d 4,096, 32 layers, vocabulary 50,368, tied head: a layer holds
   // Wqkv 3h^2 + 3h, the output h^2 + h, the MLP 4h^2 + 4h and 4h^2 + h, two LayerNorms 4h:
   // 12h^2 + 13h = 201,379,840; x 32 = 6,444,154,880, + 206,307,328 token and 8,388,608
   // position embeddings + the final norm's 8,192 = 6,658,859,008, the table's NumParams.
-  const auto mpt7b = std::find_if(rows->begin(), rows->end(), [](const TrainingRow& row) {
+  const auto mpt7b = std::find_if(rows.begin(), rows.end(), [](const TrainingRow& row) {
     return row.id == "FDRY-7B-H100-2048-512";
   });
-  ASSERT_NE(mpt7b, rows->end());
+  ASSERT_NE(mpt7b, rows.end());
   EXPECT_EQ(count_parameters(mpt7b->model).total, 6'658'859'008);
 }
 
