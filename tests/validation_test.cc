@@ -46,6 +46,30 @@ TEST(ValidationData, IsExactlyTheSharedFiles) {
   }
 }
 
+// The rows of a file of data/holdout/ as `read` (read_training_rows or read_serving_rows) gives
+// them, every one resolved against the catalog (none kept a reason); a file that cannot be read
+// fails the test and gives none.
+template <typename Row>
+std::vector<Row> resolved_holdout(const char* name,
+                                  Result<std::vector<Row>> (*read)(const std::string&,
+                                                                   const Catalog&)) {
+  Result<std::vector<Row>> rows = read(holdout(name), shipped_catalog());
+  if (!rows.has_value()) {
+    ADD_FAILURE() << name << ": " << rows.error().message();
+    return {};
+  }
+  for (const Row& row : *rows) {
+    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
+  }
+  return std::move(*rows);
+}
+
+// How many of `rows` have `property`.
+template <typename Row, typename Property>
+int64_t rows_where(const std::vector<Row>& rows, Property property) {
+  return std::count_if(rows.begin(), rows.end(), property);
+}
+
 // What a file of data/holdout/ must be: in the shared format, every row read, resolved against
 // the catalog (its GPU, engine and data set) and simulable, with each metric it publishes. The
 // errors are for `gpuplan validate`, not for a test.
@@ -59,12 +83,10 @@ struct HoldoutFile {
 
 void expect_serving_holdout(const HoldoutFile& f) {
   SCOPED_TRACE(f.name);
-  Result<std::vector<ServingRow>> rows = read_serving_rows(holdout(f.name), shipped_catalog());
-  ASSERT_TRUE(rows.has_value()) << rows.error().message();
-  ASSERT_EQ(rows->size(), f.rows);
+  const std::vector<ServingRow> rows = resolved_holdout(f.name, read_serving_rows);
+  ASSERT_EQ(rows.size(), f.rows);
   size_t metrics = 0;
-  for (const ServingRow& row : *rows) {
-    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
+  for (const ServingRow& row : rows) {
     ASSERT_NE(row.engine, nullptr) << row.id;
     if (f.engine != nullptr) {
       EXPECT_EQ(row.engine->id, f.engine) << row.id;
@@ -98,13 +120,11 @@ TEST(HoldoutData, EveryServingRowResolvesAgainstTheCatalog) {
 // entries less the two the shared set holds (V10, V11), one throughput metric each. The 40
 // Blackwell entries run NVFP4 weights, the Hopper ones fp8; every KV cache is fp8.
 TEST(HoldoutData, EveryTensorRtLlmTableEntryResolvesWithItsLayout) {
-  Result<std::vector<ServingRow>> rows =
-      read_serving_rows(holdout("inference-trtllm-1.0.json"), shipped_catalog());
-  ASSERT_TRUE(rows.has_value()) << rows.error().message();
-  ASSERT_EQ(rows->size(), 98U);
+  const std::vector<ServingRow> rows =
+      resolved_holdout("inference-trtllm-1.0.json", read_serving_rows);
+  ASSERT_EQ(rows.size(), 98U);
   int fp4 = 0;
-  for (const ServingRow& row : *rows) {
-    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
+  for (const ServingRow& row : rows) {
     ASSERT_NE(row.engine, nullptr) << row.id;
     EXPECT_EQ(row.engine->id, "tensorrt-llm") << row.id;
     EXPECT_EQ(row.engine_version, "1.0") << row.id;
@@ -115,38 +135,18 @@ TEST(HoldoutData, EveryTensorRtLlmTableEntryResolvesWithItsLayout) {
   EXPECT_EQ(fp4, 40);
 }
 
-// The rows of a training file of data/holdout/, every one read and its layout resolved against
-// the catalog with its framework (none kept a reason); a file that cannot be read fails the test
-// and gives none.
-std::vector<TrainingRow> resolved_training_holdout(const char* name) {
-  Result<std::vector<TrainingRow>> rows = read_training_rows(holdout(name), shipped_catalog());
-  if (!rows.has_value()) {
-    ADD_FAILURE() << name << ": " << rows.error().message();
-    return {};
-  }
-  for (const TrainingRow& row : *rows) {
-    EXPECT_TRUE(row.reason.empty()) << row.id << ": " << row.reason;
-  }
-  return std::move(*rows);
-}
-
-// How many of `rows` have `property`.
-template <typename Property>
-int64_t rows_where(const std::vector<TrainingRow>& rows, Property property) {
-  return std::count_if(rows.begin(), rows.end(), property);
-}
-
 TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
   // data/holdout/README.md: 11 torchtitan and 18 Megatron-Bridge (8 on H100 and B200, 7 on GB200,
   // and GPT OSS 120B on each of the three).
-  EXPECT_EQ(resolved_training_holdout("training-2024-2025.json").size(), 29U);
+  EXPECT_EQ(resolved_holdout("training-2024-2025.json", read_training_rows).size(), 29U);
 }
 
 // NVIDIA's DGX Cloud recipes (data/holdout/README.md): 10 Llama 3.1 8B, 12 70B, 12 405B (6 of
 // them NVIDIA's proxies with 7, 21 or 42 of its layers), 16 Nemotron-4 15B and 10 340B, half in
 // bf16 and half in fp8.
 TEST(HoldoutData, EveryDgxCloudRowResolvesWithItsContextParallelism) {
-  const std::vector<TrainingRow> rows = resolved_training_holdout("training-dgxc-2024.json");
+  const std::vector<TrainingRow> rows =
+      resolved_holdout("training-dgxc-2024.json", read_training_rows);
   ASSERT_EQ(rows.size(), 60U);
   // The Llama recipes split each sequence over 2 GPUs (CP 2); Nemotron's does not.
   EXPECT_EQ(rows_where(rows, [](const TrainingRow& r) { return r.job.memory.layout.cp > 1; }), 34);
@@ -156,7 +156,8 @@ TEST(HoldoutData, EveryDgxCloudRowResolvesWithItsContextParallelism) {
 // 20B and 175B on 128 GPUs, Llama 2 13B and 70B, Nemotron 8B, 22B and 340B, every one in fp8.
 // Five interleave their pipeline (VP 6, 10, 20, 10 and 12), as the table gives them.
 TEST(HoldoutData, EveryNemoSummaryRowKeepsItsInterleaving) {
-  const std::vector<TrainingRow> rows = resolved_training_holdout("training-nemo-24.07.json");
+  const std::vector<TrainingRow> rows =
+      resolved_holdout("training-nemo-24.07.json", read_training_rows);
   ASSERT_EQ(rows.size(), 8U);
   EXPECT_EQ(
       rows_where(rows,
@@ -171,7 +172,8 @@ TEST(HoldoutData, EveryNemoSummaryRowKeepsItsInterleaving) {
 // read with llm-foundry's own MPTConfig defaults (biases, learned positions, no ALiBi), so that
 // each model is the size the table prints.
 TEST(HoldoutData, EveryLlmFoundryRowIsTheModelItsTablePrints) {
-  const std::vector<TrainingRow> rows = resolved_training_holdout("training-llm-foundry.json");
+  const std::vector<TrainingRow> rows =
+      resolved_holdout("training-llm-foundry.json", read_training_rows);
   // 76 rows on A100 40 GB, 61 on A100 80 GB, 68 in bf16 and 7 in fp8 on H100.
   ASSERT_EQ(rows.size(), 212U);
   // FULL_SHARD everywhere but the six 1B and 3B runs of the large-scale H100 table
