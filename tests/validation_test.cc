@@ -135,6 +135,27 @@ TEST(HoldoutData, EveryTensorRtLlmTableEntryResolvesWithItsLayout) {
   EXPECT_EQ(fp4, 40);
 }
 
+// Azure's TensorRT-LLM tables on ND GB200 v6 (data/holdout/README.md): six lengths each of Llama
+// 3.1 8B on one GB200 and Llama 3 70B on four, fp8 weights, and the fp8 KV cache trtllm-bench's
+// build forces with them. The release is not published, so each row models the current one.
+TEST(HoldoutData, EveryAzureGb200EntryResolvesWithItsLayout) {
+  const std::vector<ServingRow> rows =
+      resolved_holdout("inference-azure-gb200.json", read_serving_rows);
+  ASSERT_EQ(rows.size(), 12U);
+  int tp4 = 0;
+  for (const ServingRow& row : rows) {
+    ASSERT_NE(row.engine, nullptr) << row.id;
+    EXPECT_EQ(row.engine->id, "tensorrt-llm") << row.id;
+    EXPECT_EQ(row.engine_version, "") << row.id;
+    EXPECT_EQ(row.metrics.size(), 1U) << row.id;
+    EXPECT_EQ(row.instance.gpu->id, "gb200") << row.id;
+    EXPECT_EQ(row.instance.precision, Precision::kFp8) << row.id;
+    EXPECT_EQ(row.instance.kv_precision, Precision::kFp8) << row.id;
+    tp4 += row.instance.tp == 4 ? 1 : 0;
+  }
+  EXPECT_EQ(tp4, 6);
+}
+
 TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
   // data/holdout/README.md: 11 torchtitan and 18 Megatron-Bridge (8 on H100 and B200, 7 on GB200,
   // and GPT OSS 120B on each of the three).
