@@ -194,13 +194,7 @@ Text estimated_rates_note(const Gpu& gpu, const std::vector<std::string>& rates)
   if (rates.empty()) {
     return {};
   }
-  auto list = [&](const char* last) {
-    std::string out = rates.front();
-    for (size_t i = 1; i < rates.size(); ++i) {
-      out += (i + 1 == rates.size() ? last : ", ") + rates[i];
-    }
-    return out;
-  };
+  auto list = [&](const char* last) { return word_list(rates, last); };
   const bool one = rates.size() == 1;
   return {
       fmt::format("{}: the {} rate{} {}, not {} (data/gpus/{}.toml); gpuplan measure and "

@@ -61,6 +61,15 @@ std::string number(double v, int decimals, Lang lang) {
   return (v < 0 && rounded > 0 ? "-" : "") + out;
 }
 
+std::string word_list(const std::vector<std::string>& items, const char* last) {
+  GPUPLAN_CHECK(!items.empty(), "an empty list of words");
+  std::string out = items.front();
+  for (size_t i = 1; i < items.size(); ++i) {
+    out += (i + 1 == items.size() ? last : ", ") + items[i];
+  }
+  return out;
+}
+
 std::string gib_text(Bytes b, Lang lang) {
   return number(b / GiB(1), 1, lang) + " GiB";
 }

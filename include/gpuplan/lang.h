@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpuplan/hardware.h"
 #include "gpuplan/result.h"
@@ -43,6 +44,10 @@ struct Text {
 // `v` with `decimals` digits after the point and the thousands grouped: "1,234.5" / "1.234,5";
 // from 10^15 on, a power of ten ("1.000e+300"); "-" for a value that is not finite.
 std::string number(double v, int decimals, Lang lang);
+
+// Items as a sentence lists them: "a", "a and b", "a, b and c" with `last` " and " (" e ").
+// REQUIRES: items not empty.
+std::string word_list(const std::vector<std::string>& items, const char* last);
 
 // "131.4 GiB" / "131,4 GiB".
 std::string gib_text(Bytes b, Lang lang);
