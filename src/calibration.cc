@@ -402,10 +402,15 @@ ServingFit fit_serving(const std::vector<ServingRow>& rows, const Catalog& catal
   for (const Knob<InferenceParams>& knob : k) {
     fit.fitted.push_back({knob.name, knob.get(fit.params), knob.lower, knob.upper, knob.unit});
   }
+  std::set<std::string> architectures;
   for (const ServingRow* r : used) {
-    fit.entries += std::count_if(r->metrics.begin(), r->metrics.end(), [](const ServingMetric& m) {
-      return predicts_serving_metric(m.name);
-    });
+    const int64_t entries =
+        std::count_if(r->metrics.begin(), r->metrics.end(),
+                      [](const ServingMetric& m) { return predicts_serving_metric(m.name); });
+    fit.entries += entries;
+    if (entries > 0 && r->instance.gpu != nullptr) {
+      architectures.insert(r->instance.gpu->architecture);
+    }
   }
   if (fit.entries == 0) {
     return fit;
@@ -427,6 +432,7 @@ ServingFit fit_serving(const std::vector<ServingRow>& rows, const Catalog& catal
   // 1e-4 (a hundredth of a per cent in the mean log error), or after 300 evaluations.
   const detail::Minimum best = minimize_knobs(k, loss, 300, 1e-4, fit.fitted);
   fit.params = with(catalog.inference_params(), k, best.x);
+  fit.params.fitted_architectures.assign(architectures.begin(), architectures.end());
   fit.evaluations = best.evaluations;
   std::vector<double> errors;
   for (const ServingRow* r : used) {
@@ -484,6 +490,11 @@ std::string serving_fit_file(const ServingFit& fit, const std::string& what) {
   for (const FittedParameter& f : fit.fitted) {
     text += fitted_line(f, f.name);
   }
+  text += "architectures = [";
+  for (size_t i = 0; i < fit.params.fitted_architectures.size(); ++i) {
+    text += fmt::format("{}\"{}\"", i == 0 ? "" : ", ", fit.params.fitted_architectures[i]);
+  }
+  text += "]    # of the GPUs the entries ran on\n";
   text += fmt::format("entries = {}\nmedian_abs_error_pct = {:.2f}\nsource = \"{}\"\n", fit.entries,
                       fit.median_abs_error_pct, what);
   return text;

@@ -386,6 +386,24 @@ std::string shape_name(const ServeOption& o) {
   return o.pp > 1 ? fmt::format("tp {} pp {}", o.tp, o.pp) : fmt::format("tp {}", o.tp);
 }
 
+Text serving_fit_note(const Gpu& gpu, const InferenceParams& ip) {
+  const std::vector<std::string>& seen = ip.fitted_architectures;
+  if (seen.empty() || std::find(seen.begin(), seen.end(), gpu.architecture) != seen.end()) {
+    return {};
+  }
+  return {fmt::format("{}: the serving model's host times and compute and streaming shares were "
+                      "fitted to published results on {} GPUs only "
+                      "(data/params/serving-fit.toml); on {} they stand in unchecked, and "
+                      "docs/VALIDATION.md shows how far off held-out results on such GPUs came "
+                      "out",
+                      gpu.id, word_list(seen, " and "), gpu.architecture),
+          fmt::format("{}: os tempos de host e as parcelas de cômputo e de streaming do modelo "
+                      "de serviço foram ajustados a resultados publicados só em GPUs {} "
+                      "(data/params/serving-fit.toml); em {} valem sem verificação, e "
+                      "docs/VALIDATION.md mostra quanto erraram resultados retidos nessas GPUs",
+                      gpu.id, word_list(seen, " e "), gpu.architecture)};
+}
+
 double offline_ceiling(const ServeOption& o, int64_t replicas) {
   return o.offline.requests_per_s * static_cast<double>(replicas);
 }

@@ -116,6 +116,23 @@ TEST_F(AdvisorTest, ARequestRateIsServedAsPoissonArrivalsSharedByTheReplicas) {
       << note->en;
 }
 
+TEST_F(AdvisorTest, AServingPlanSaysWhereTheServingFitSawNoneOfTheGpusArchitecture) {
+  // The serving fit saw ampere and hopper results only (data/params/serving-fit.toml): a plan
+  // on aws-g6.48xlarge (8 L4, ada) says so, once, and one on aws-p5.48xlarge (H100) does not.
+  auto fit_notes = [&](const char* offer) {
+    PlanJob j = serve_job("llama-3.1-8b", offer, 0, 500, 200, 0.1);
+    j.rate_per_s = 1;
+    const Plan p = plan(j);
+    EXPECT_EQ(p.ranked.size(), 1U) << offer;
+    return std::count_if(p.notes.begin(), p.notes.end(), [](const Text& t) {
+      return t.en.find("were fitted to published results on ampere and hopper GPUs only") !=
+             std::string::npos;
+    });
+  };
+  EXPECT_EQ(fit_notes("aws-g6.48xlarge"), 1);
+  EXPECT_EQ(fit_notes("aws-p5.48xlarge"), 0);
+}
+
 TEST_F(AdvisorTest, ConvertsPricesWithTheExchangeRate) {
   PlanJob j = lora_70b();
   j.offers = {"aws-p5en.48xlarge"};

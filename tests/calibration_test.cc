@@ -214,6 +214,11 @@ TEST(ServingCalibration, RecoversTheParametersThatGeneratedTheEntries) {
   const ServingFit fit = fit_serving(rows, shipped_catalog());
   EXPECT_EQ(fit.entries, 15);  // one each, V21 and V29 two: three per parameter
   EXPECT_TRUE(fit.caveat.empty());
+  // V29 ran on an A100, the others on H100s and H200s: the fit saw ampere and hopper, and its
+  // file says so.
+  EXPECT_EQ(fit.params.fitted_architectures, (std::vector<std::string>{"ampere", "hopper"}));
+  EXPECT_NE(serving_fit_file(fit, "test").find("\narchitectures = [\"ampere\", \"hopper\"]"),
+            std::string::npos);
   EXPECT_LT(fit.median_abs_error_pct, 0.5);
   // Host time per iteration and per layer are told apart by models of 28, 32 and 80 layers;
   // the streaming share by decode steps that read weights and KV caches of different sizes; the

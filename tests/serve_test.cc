@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "gpuplan/catalog.h"
 #include "shipped_catalog.h"
@@ -42,6 +44,28 @@ ServeJob loaded_tp1(double share) {
   j.simulate_load = true;
   j.workload.rate_per_s = share * offline_ceiling(*base.best_option(), 1);
   return j;
+}
+
+TEST(ServeTest, SaysWhereTheServingFitSawNoResultOnTheGpusArchitecture) {
+  // data/params/serving-fit.toml was fitted to the shared serving rows, which ran on H100, H200
+  // (hopper) and A100 (ampere) GPUs only: nothing to say on those, a note on a B200
+  // (blackwell) and an MI300X (cdna3), and nothing where no architectures are listed.
+  const Catalog& c = shipped_catalog();
+  const InferenceParams& ip = c.inference_params();
+  EXPECT_EQ(ip.fitted_architectures, (std::vector<std::string>{"ampere", "hopper"}));
+  EXPECT_TRUE(serving_fit_note(**c.gpu("h100-sxm"), ip).empty());
+  EXPECT_TRUE(serving_fit_note(**c.gpu("a100-sxm-80gb"), ip).empty());
+  const Text b200 = serving_fit_note(**c.gpu("b200"), ip);
+  EXPECT_EQ(b200.en,
+            "b200: the serving model's host times and compute and streaming shares were fitted "
+            "to published results on ampere and hopper GPUs only (data/params/serving-fit.toml); "
+            "on blackwell they stand in unchecked, and docs/VALIDATION.md shows how far off "
+            "held-out results on such GPUs came out");
+  EXPECT_NE(b200.pt.find("só em GPUs ampere e hopper"), std::string::npos) << b200.pt;
+  EXPECT_NE(serving_fit_note(**c.gpu("mi300x"), ip).en.find("on cdna3"), std::string::npos);
+  InferenceParams none = ip;
+  none.fitted_architectures.clear();
+  EXPECT_TRUE(serving_fit_note(**c.gpu("b200"), none).empty());
 }
 
 TEST(ServeTest, TriesPowersOfTwoUpToTheNodeAndPicksTheMostPerGpu) {

@@ -97,7 +97,8 @@ std::string training_fit_file(const TrainingFit& fit, const std::string& what);
 // absolute log error, each entry's at most log 1.3, from a fixed start, as the training fit is;
 // an entry off by more than 30 % or not predicted at some trial parameters counts as one miss.
 struct ServingFit {
-  InferenceParams params;  // the catalog's, with the fitted ones replaced
+  InferenceParams params;  // the catalog's, with the fitted ones and the rows' architectures
+                           // (fitted_architectures) replaced
   std::vector<FittedParameter> fitted;
   int64_t entries = 0;  // (row, metric) entries that informed the fit
   double median_abs_error_pct = 0;

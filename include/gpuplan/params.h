@@ -91,6 +91,10 @@ struct InferenceParams {
   // How far the modelled engine speed may be off, as a share: the serving model's typical error
   // out of sample (params/inference.toml).
   double speed_uncertainty = 0;
+  // The GPU architectures ("hopper", ...) of the results the fitted parameters above were
+  // fitted to (params/serving-fit.toml), in order; on any other the fit stands in unchecked
+  // (serving_fit_note, serve.h).
+  std::vector<std::string> fitted_architectures;
 };
 
 }  // namespace gpuplan

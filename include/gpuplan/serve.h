@@ -211,6 +211,11 @@ std::string shape_name(const ServeOption& o);
 // Poisson arrivals faster than that overload them: the queue grows as long as a run lasts.
 double offline_ceiling(const ServeOption& o, int64_t replicas);
 
+// Empty where the serving parameters were fitted to results on `gpu`'s architecture
+// (InferenceParams::fitted_architectures; no list: nothing to say); else the sentence saying
+// that on this GPU they stand in unchecked, for every front end to show beside the answer.
+Text serving_fit_note(const Gpu& gpu, const InferenceParams& ip);
+
 // Shapes already evaluated for one model, workload, setup and objective, by what they run on:
 // `plan` asks serve() about many offers that share a GPU and a node.
 using ServeShapeCache = std::map<std::string, ServeOption>;

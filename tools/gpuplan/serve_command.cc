@@ -518,6 +518,8 @@ int run_serve(const std::vector<std::string>& args) {
   a.engine = engine;
   a.engine_release = choice->release;
   a.host_time_fitted = es.host_time_fitted;
+  a.fit_architectures = es.inference.fitted_architectures;
+  a.fit_note = serving_fit_note(*a.gpu, es.inference);
   // The weights as given or published, and the KV cache the engine keeps for them.
   const WeightChoice weights = choose_weights(*model, Task::kInfer, a.precision_given,
                                               a.kv_precision_given, engine->kv_cache);

@@ -477,6 +477,9 @@ void print_options(const ServeReport& r) {
   if (!estimated.empty()) {
     emit("{}{}.\n", tr(lang, "note: ", "nota: "), estimated.in(lang));
   }
+  if (!r.fit_note.empty()) {
+    emit("{}{}.\n", tr(lang, "note: ", "nota: "), r.fit_note.in(lang));
+  }
 }
 
 // "one instance (tp 2) serves 3.1 requests/s within p99 TPOT <= 50.0 ms (...); ...".
@@ -1096,7 +1099,12 @@ void print_serve_json(const ServeReport& r) {
   for (const std::string& rate :
        estimated_rates(*r.gpu, job.base.precision, AttentionKernels::kNative))
     j.value(rate);
+  j.end_array();
+  j.key("serving_fit_architectures").begin_array();
+  for (const std::string& arch : r.fit_architectures)
+    j.value(arch);
   j.end_array()
+      .field("serving_fit_covers_gpu", r.fit_note.empty())
       .field("kv_policy", std::string(kv_policy_name(job.setup.kv_policy)))
       .field("scheduling", std::string(prompt_scheduling_name(r.engine->scheduling)))
       .field("requests", r.answer.requests);

@@ -34,6 +34,9 @@ struct ServeReport {
   const EngineProfile* engine = nullptr;  // whose defaults applied
   std::string engine_release;             // the release asked for; empty: the current one
   bool host_time_fitted = true;           // false: the shared host time stood in for its own
+  // The architectures the serving parameters were fitted on, and serving_fit_note for the GPU.
+  std::vector<std::string> fit_architectures;
+  Text fit_note;
   Lang lang = Lang::kEn;  // of the text and HTML reports (and of per_request and load)
 };
 
