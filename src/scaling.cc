@@ -171,7 +171,7 @@ ScaleCurve scale_training(const Model& m, const Cluster& node, const ScaleJob& j
                                 d, b->gpus, train_setup_text(b->estimate.job));
     }
   }
-  curve.caveats = training_caveats(m, *node.gpu, job.base);
+  curve.caveats = training_caveats(m, *node.gpu, job.base, p);
   return curve;
 }
 

@@ -296,7 +296,7 @@ SearchResult search_layouts(const Model& m, const Cluster& c, const TrainJob& ba
     result.why = Why::kNone;
   }
   for (TrainEstimate& e : result.top) {
-    e.caveats = training_caveats(m, *c.gpu, e.job);
+    e.caveats = training_caveats(m, *c.gpu, e.job, tp);
   }
   return result;
 }

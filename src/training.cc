@@ -624,7 +624,8 @@ std::optional<std::string> training_precision_problem(const Gpu& gpu, const Memo
       precision_name(job.precision), sixteen);
 }
 
-std::vector<Text> training_caveats(const Model& m, const Gpu& gpu, const TrainJob& job) {
+std::vector<Text> training_caveats(const Model& m, const Gpu& gpu, const TrainJob& job,
+                                   const TrainParams& p) {
   std::vector<Text> caveats;
   if (m.is_moe()) {
     caveats.push_back(
@@ -643,6 +644,26 @@ std::vector<Text> training_caveats(const Model& m, const Gpu& gpu, const TrainJo
           gpu, estimated_rates(gpu, job.memory.precision, attention_kernels(gpu, job)));
       !note.empty()) {
     caveats.push_back(std::move(note));
+  }
+  const bool fitted =
+      p.in_situ.empty() || std::any_of(p.in_situ.begin(), p.in_situ.end(),
+                                       [&](const auto& a) { return a.first == gpu.architecture; });
+  if (!fitted) {
+    std::vector<std::string> seen;
+    for (const auto& [arch, share] : p.in_situ) {
+      seen.push_back(arch);
+    }
+    caveats.push_back(
+        {fmt::format("{}: the training model's parameters were fitted to published runs on {} "
+                     "GPUs only (data/params/training-fit.toml); on {} the compute share a step "
+                     "keeps is their default, unchecked, and docs/VALIDATION.md shows how far off "
+                     "held-out runs on such GPUs came out",
+                     gpu.id, word_list(seen, " and "), gpu.architecture),
+         fmt::format("{}: os parâmetros do modelo de treino foram ajustados a execuções "
+                     "publicadas só em GPUs {} (data/params/training-fit.toml); em {} a parcela "
+                     "de cômputo que um passo mantém é o padrão deles, sem verificação, e "
+                     "docs/VALIDATION.md mostra quanto erraram execuções retidas nessas GPUs",
+                     gpu.id, word_list(seen, " e "), gpu.architecture)});
   }
   return caveats;
 }
@@ -673,7 +694,7 @@ Result<TrainEstimate> train_layout(const Model& m, const Cluster& c, TrainJob jo
     return fail("layout", *problem, "choose sizes that suit the model");
   }
   TrainEstimate e = best_training(m, c, job, mp, p);
-  e.caveats = training_caveats(m, *c.gpu, job);
+  e.caveats = training_caveats(m, *c.gpu, job, p);
   return e;
 }
 

@@ -91,7 +91,8 @@ TEST(Scaling, AMixtureOfExpertsCurveCarriesItsCaveat) {
   const Model m = *c.model("qwen3-30b-a3b");
   const ScaleCurve s = scale_training(m, h200_node(), job, c.memory_params(), c.train_params());
   ASSERT_EQ(s.caveats.size(), 1U);
-  EXPECT_EQ(s.caveats[0].en, training_caveats(m, *h200_node().gpu, job.base)[0].en);
+  EXPECT_EQ(s.caveats[0].en,
+            training_caveats(m, *h200_node().gpu, job.base, c.train_params())[0].en);
 }
 
 // One H200 holds 8B's 2 + 4 + 4 bytes of state per parameter (80 GB) only by recomputing every

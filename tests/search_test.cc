@@ -71,8 +71,9 @@ TEST_F(SearchTest, RanksFeasibleLayoutsFastestFirst) {
   ASSERT_FALSE(moe.top.empty()) << moe.reason;
   for (const TrainEstimate& e : moe.top) {
     ASSERT_EQ(e.caveats.size(), 1U);
-    EXPECT_EQ(e.caveats[0].en,
-              training_caveats(*catalog_->model("qwen3-30b-a3b"), *cluster_.gpu, e.job)[0].en);
+    EXPECT_EQ(e.caveats[0].en, training_caveats(*catalog_->model("qwen3-30b-a3b"), *cluster_.gpu,
+                                                e.job, catalog_->train_params())[0]
+                                   .en);
   }
 }
 

@@ -277,8 +277,8 @@ TEST_F(TrainingTest, AMixtureOfExpertsSaysWhatItsTimeLeavesOut) {
   const TrainParams& tp = catalog_->train_params();
   const Gpu& h100 = **catalog_->gpu("h100-sxm");  // every rate measured (data/gpus/h100-sxm.toml)
   const TrainJob bf16 = job(1, 1, 8, 1, 8);
-  EXPECT_TRUE(training_caveats(model("llama-2-7b"), h100, bf16).empty());
-  const std::vector<Text> moe = training_caveats(model("qwen3-30b-a3b"), h100, bf16);
+  EXPECT_TRUE(training_caveats(model("llama-2-7b"), h100, bf16, tp).empty());
+  const std::vector<Text> moe = training_caveats(model("qwen3-30b-a3b"), h100, bf16, tp);
   ASSERT_EQ(moe.size(), 1U);
   EXPECT_EQ(moe[0].en.rfind("mixture of experts: ", 0), 0U) << moe[0].en;
   EXPECT_EQ(moe[0].pt.rfind("mistura de especialistas: ", 0), 0U) << moe[0].pt;
@@ -292,6 +292,28 @@ TEST_F(TrainingTest, AMixtureOfExpertsSaysWhatItsTimeLeavesOut) {
       train_layout(model("llama-2-7b"), a100(16), job(2, 2, 0, 1, 64), mp, tp);
   ASSERT_TRUE(dense.has_value());
   EXPECT_TRUE(dense->caveats.empty());
+}
+
+TEST_F(TrainingTest, AGpuOfAnArchitectureTheFitNeverSawSaysItsShareIsTheDefault) {
+  // data/params/training-fit.toml fits in_situ for ampere and hopper only (the shared runs' GPUs):
+  // a dense model on an H100 carries no caveat; on a B200 (blackwell, bf16: every rate it
+  // leans on measured but HBM, which estimated_rates names first) one more says the default
+  // share stands in; with no in_situ fitted at all, nothing is said.
+  const TrainParams& tp = catalog_->train_params();
+  const TrainJob bf16 = job(1, 1, 8, 1, 8);
+  const Model m = model("llama-2-7b");
+  EXPECT_TRUE(training_caveats(m, **catalog_->gpu("h100-sxm"), bf16, tp).empty());
+  const std::vector<Text> b200 = training_caveats(m, **catalog_->gpu("b200"), bf16, tp);
+  ASSERT_EQ(b200.size(), 2U);
+  EXPECT_EQ(b200[1].en,
+            "b200: the training model's parameters were fitted to published runs on ampere and "
+            "hopper GPUs only (data/params/training-fit.toml); on blackwell the compute share a "
+            "step keeps is their default, unchecked, and docs/VALIDATION.md shows how far off "
+            "held-out runs on such GPUs came out");
+  EXPECT_NE(b200[1].pt.find("só em GPUs ampere e hopper"), std::string::npos) << b200[1].pt;
+  TrainParams none = tp;
+  none.in_situ.clear();
+  EXPECT_EQ(training_caveats(m, **catalog_->gpu("b200"), bf16, none).size(), 1U);
 }
 
 TEST_F(TrainingTest, UnevenStagesAreAcceptedAndTheFullestSetsThePace) {

@@ -166,10 +166,12 @@ std::optional<std::string> training_precision_problem(const Gpu& gpu, const Memo
 // to read beside an estimate: a mixture of experts is timed by its expert GEMMs, router and
 // all-to-alls, without the host time of per-expert kernels and of the synchronisation that sizes
 // each all-to-all, and held-out Megatron runs of fine-grained MoE models took much longer
-// (docs/VALIDATION.md). And which of `gpu`'s rates a step of `job` (its precision, its attention
-// kernels) leans on are catalog estimates, not measurements (estimated_rates). Empty when
-// nothing is known to be missing.
-std::vector<Text> training_caveats(const Model& model, const Gpu& gpu, const TrainJob& job);
+// (docs/VALIDATION.md). Which of `gpu`'s rates a step of `job` (its precision, its attention
+// kernels) leans on are catalog estimates, not measurements (estimated_rates). And, where the
+// training fit `p` saw no run on `gpu`'s architecture (no in_situ of its own), that its default
+// stands in unchecked. Empty when nothing is known to be missing.
+std::vector<Text> training_caveats(const Model& model, const Gpu& gpu, const TrainJob& job,
+                                   const TrainParams& p);
 
 // The train answer (`gpuplan train` on a layout the user chose): dp 0 takes the GPUs that tp x pp
 // x cp leave; a layout that does not use every GPU or does not suit the model is an Error at
