@@ -115,6 +115,18 @@ TEST(HoldoutData, EveryServingRowResolvesAgainstTheCatalog) {
   expect_serving_holdout({"inference-mlperf-v4.1-gptj.json", 4, 2 + 2 * 5, "tensorrt-llm", 128});
 }
 
+// Each of `rows`, entries of a TensorRT-LLM offline table: that engine at `release` (empty where
+// the source names none), one throughput metric, an fp8 KV cache.
+void expect_tensorrt_llm_table(const std::vector<ServingRow>& rows, const char* release) {
+  for (const ServingRow& row : rows) {
+    ASSERT_NE(row.engine, nullptr) << row.id;
+    EXPECT_EQ(row.engine->id, "tensorrt-llm") << row.id;
+    EXPECT_EQ(row.engine_version, release) << row.id;
+    EXPECT_EQ(row.metrics.size(), 1U) << row.id;
+    EXPECT_EQ(row.instance.kv_precision, Precision::kFp8) << row.id;
+  }
+}
+
 // TensorRT-LLM 1.0's offline throughput tables (data/holdout/README.md): Llama 3.1 8B on H100 and
 // H200, Llama 3.3 70B and Llama 3.1 405B on H100, H200, B200 and GB200, ten lengths each: 100
 // entries less the two the shared set holds (V10, V11), one throughput metric each. The 40
@@ -123,16 +135,10 @@ TEST(HoldoutData, EveryTensorRtLlmTableEntryResolvesWithItsLayout) {
   const std::vector<ServingRow> rows =
       resolved_holdout("inference-trtllm-1.0.json", read_serving_rows);
   ASSERT_EQ(rows.size(), 98U);
-  int fp4 = 0;
-  for (const ServingRow& row : rows) {
-    ASSERT_NE(row.engine, nullptr) << row.id;
-    EXPECT_EQ(row.engine->id, "tensorrt-llm") << row.id;
-    EXPECT_EQ(row.engine_version, "1.0") << row.id;
-    EXPECT_EQ(row.metrics.size(), 1U) << row.id;
-    EXPECT_EQ(row.instance.kv_precision, Precision::kFp8) << row.id;
-    fp4 += row.instance.precision == Precision::kFp4 ? 1 : 0;
-  }
-  EXPECT_EQ(fp4, 40);
+  expect_tensorrt_llm_table(rows, "1.0");
+  EXPECT_EQ(
+      rows_where(rows, [](const ServingRow& r) { return r.instance.precision == Precision::kFp4; }),
+      40);
 }
 
 // Azure's TensorRT-LLM tables on ND GB200 v6 (data/holdout/README.md): six lengths each of Llama
@@ -142,18 +148,14 @@ TEST(HoldoutData, EveryAzureGb200EntryResolvesWithItsLayout) {
   const std::vector<ServingRow> rows =
       resolved_holdout("inference-azure-gb200.json", read_serving_rows);
   ASSERT_EQ(rows.size(), 12U);
-  int tp4 = 0;
-  for (const ServingRow& row : rows) {
-    ASSERT_NE(row.engine, nullptr) << row.id;
-    EXPECT_EQ(row.engine->id, "tensorrt-llm") << row.id;
-    EXPECT_EQ(row.engine_version, "") << row.id;
-    EXPECT_EQ(row.metrics.size(), 1U) << row.id;
-    EXPECT_EQ(row.instance.gpu->id, "gb200") << row.id;
-    EXPECT_EQ(row.instance.precision, Precision::kFp8) << row.id;
-    EXPECT_EQ(row.instance.kv_precision, Precision::kFp8) << row.id;
-    tp4 += row.instance.tp == 4 ? 1 : 0;
-  }
-  EXPECT_EQ(tp4, 6);
+  expect_tensorrt_llm_table(rows, "");
+  EXPECT_EQ(rows_where(rows,
+                       [](const ServingRow& r) {
+                         return r.instance.gpu->id == "gb200" &&
+                                r.instance.precision == Precision::kFp8;
+                       }),
+            12);
+  EXPECT_EQ(rows_where(rows, [](const ServingRow& r) { return r.instance.tp == 4; }), 6);
 }
 
 TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
