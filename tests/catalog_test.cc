@@ -185,6 +185,23 @@ TEST(Catalog, AnEnginesBenchmarkLengthIsAtLeastOneRequest) {
       << c.error().message();
 }
 
+TEST(Catalog, AServingFitMustSayWhichArchitecturesItSaw) {
+  // serving-fit.toml without its 'architectures' line (one written before the fit recorded
+  // them): serve could not tell a GPU the fit never saw, so the catalog does not load, and the
+  // error names the file and the command that writes the key.
+  std::string fit;
+  Result<Catalog> c = load_edited("params/serving-fit.toml", "architectures = [^\n]*\n", "", &fit);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().message(),
+            fit +
+                ": missing key 'architectures', the GPU architectures the fit saw; refit with "
+                "gpuplan calibrate --validation FILE, which writes it");
+  // A value that is not a list of names is refused too.
+  c = load_edited("params/serving-fit.toml", "architectures = [^\n]*", "architectures = 3", &fit);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_NE(c.error().message().find("architectures"), std::string::npos) << c.error().message();
+}
+
 // The vLLM profile with `from` replaced by `to` does not load, and says so naming its file and
 // the problem (`says`); the catalog error gives the line and key.
 void expect_vllm_refused(const char* from, const char* to, const char* says) {
