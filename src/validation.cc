@@ -283,6 +283,9 @@ ValidationEntry predict_training_row(const TrainingRow& row, const Catalog& cata
   e.metric = "step_time_s";
   e.published = row.published;
   e.note = row.note;
+  if (row.cluster.gpu != nullptr) {
+    e.architecture = row.cluster.gpu->architecture;
+  }
   if (!row.reason.empty()) {
     e.reason = row.reason;
     return e;
@@ -321,35 +324,57 @@ double largest(const std::vector<double>& v) {
 
 }  // namespace
 
+namespace {
+
+// Groups under construction: each summary beside the |errors| of its predicted entries.
+struct Groups {
+  std::vector<GroupSummary> summaries;  // in the order each name first appears
+  std::vector<std::vector<double>> errors;
+
+  void add(const std::string& name, const ValidationEntry& e) {
+    auto it = std::find_if(summaries.begin(), summaries.end(),
+                           [&](const GroupSummary& g) { return g.name == name; });
+    if (it == summaries.end()) {
+      summaries.push_back(GroupSummary{.name = name});
+      errors.emplace_back();
+      it = summaries.end() - 1;
+    }
+    ++it->rows;
+    if (e.predicted) {
+      errors[static_cast<size_t>(it - summaries.begin())].push_back(std::fabs(e.error_pct));
+      ++it->predicted;
+    }
+  }
+
+  std::vector<GroupSummary> done() {
+    for (size_t i = 0; i < summaries.size(); ++i) {
+      summaries[i].median_abs_error_pct = median(errors[i]);
+      summaries[i].max_abs_error_pct = largest(errors[i]);
+    }
+    return std::move(summaries);
+  }
+};
+
+}  // namespace
+
 void summarize(ValidationReport& report) {
   std::vector<double> errors;
-  std::vector<std::vector<double>> by_metric;  // |error| of each of report.by_metric's metrics
+  Groups metrics, architectures;
   report.predicted = 0;
-  report.by_metric.clear();
   for (const ValidationEntry& e : report.entries) {
-    auto it = std::find_if(report.by_metric.begin(), report.by_metric.end(),
-                           [&](const MetricSummary& m) { return m.metric == e.metric; });
-    if (it == report.by_metric.end()) {
-      report.by_metric.push_back(MetricSummary{.metric = e.metric});
-      by_metric.emplace_back();
-      it = report.by_metric.end() - 1;
+    metrics.add(e.metric, e);
+    if (!e.architecture.empty()) {
+      architectures.add(e.architecture, e);
     }
-    MetricSummary& m = *it;
-    ++m.rows;
     if (e.predicted) {
-      const double error = std::fabs(e.error_pct);
-      errors.push_back(error);
-      by_metric[static_cast<size_t>(it - report.by_metric.begin())].push_back(error);
-      ++m.predicted;
+      errors.push_back(std::fabs(e.error_pct));
       ++report.predicted;
     }
   }
   report.median_abs_error_pct = median(errors);
   report.max_abs_error_pct = largest(errors);
-  for (size_t i = 0; i < report.by_metric.size(); ++i) {
-    report.by_metric[i].median_abs_error_pct = median(by_metric[i]);
-    report.by_metric[i].max_abs_error_pct = largest(by_metric[i]);
-  }
+  report.by_metric = metrics.done();
+  report.by_architecture = architectures.done();
 }
 
 Result<ValidationKind> validation_kind(const std::string& path) {

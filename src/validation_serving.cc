@@ -422,6 +422,9 @@ std::vector<ValidationEntry> predict_serving_row(const ServingRow& row, const Ca
     e.id = row.id;
     e.metric = metric.name;
     e.published = metric.published;
+    if (row.instance.gpu != nullptr) {
+      e.architecture = row.instance.gpu->architecture;
+    }
     if (const std::string* why = std::get_if<std::string>(&outcome)) {
       e.reason = *why;
     } else {

@@ -220,14 +220,17 @@ TEST(Median, OfOddEvenAndNoValues) {
   EXPECT_EQ(median({}), 0.0);
 }
 
-TEST(Summarize, OverAllEntriesAndPerMetricInTheOrderTheyAppear) {
+TEST(Summarize, OverAllEntriesPerMetricAndPerArchitectureInTheOrderTheyAppear) {
   // Metric a: errors -10, +20, +30 % -> |error| 10, 20, 30: median 20, max 30. Metric b: one
   // entry not predicted and one at -5 %: 1 of 2 predicted, median and max 5. Over all four
-  // predicted: 5, 10, 20, 30 -> median (10 + 20) / 2 = 15, max 30.
+  // predicted: 5, 10, 20, 30 -> median (10 + 20) / 2 = 15, max 30. By architecture, leaving out
+  // the entry whose GPU the catalog lacks (b at -5 %): hopper -10 % and one not predicted, 1 of
+  // 2, median and max 10; blackwell +20 and +30 %, median 25, max 30.
   ValidationReport r;
-  auto entry = [](const char* metric, std::optional<double> error) {
+  auto entry = [](const char* metric, std::optional<double> error, const char* architecture) {
     ValidationEntry e;
     e.metric = metric;
+    e.architecture = architecture;
     e.published = 100;
     if (error) {
       e.predicted = 100 + *error;
@@ -235,27 +238,39 @@ TEST(Summarize, OverAllEntriesAndPerMetricInTheOrderTheyAppear) {
     }
     return e;
   };
-  r.entries = {entry("a", -10.0), entry("b", std::nullopt), entry("a", 20.0), entry("b", -5.0),
-               entry("a", 30.0)};
+  r.entries = {entry("a", -10.0, "hopper"), entry("b", std::nullopt, "hopper"),
+               entry("a", 20.0, "blackwell"), entry("b", -5.0, ""), entry("a", 30.0, "blackwell")};
   summarize(r);
   EXPECT_EQ(r.predicted, 4);
   EXPECT_DOUBLE_EQ(r.median_abs_error_pct, 15.0);
   EXPECT_DOUBLE_EQ(r.max_abs_error_pct, 30.0);
   ASSERT_EQ(r.by_metric.size(), 2U);
-  EXPECT_EQ(r.by_metric[0].metric, "a");
+  EXPECT_EQ(r.by_metric[0].name, "a");
   EXPECT_EQ(r.by_metric[0].rows, 3);
   EXPECT_EQ(r.by_metric[0].predicted, 3);
   EXPECT_DOUBLE_EQ(r.by_metric[0].median_abs_error_pct, 20.0);
   EXPECT_DOUBLE_EQ(r.by_metric[0].max_abs_error_pct, 30.0);
-  EXPECT_EQ(r.by_metric[1].metric, "b");
+  EXPECT_EQ(r.by_metric[1].name, "b");
   EXPECT_EQ(r.by_metric[1].rows, 2);
   EXPECT_EQ(r.by_metric[1].predicted, 1);
   EXPECT_DOUBLE_EQ(r.by_metric[1].median_abs_error_pct, 5.0);
   EXPECT_DOUBLE_EQ(r.by_metric[1].max_abs_error_pct, 5.0);
+  ASSERT_EQ(r.by_architecture.size(), 2U);
+  EXPECT_EQ(r.by_architecture[0].name, "hopper");
+  EXPECT_EQ(r.by_architecture[0].rows, 2);
+  EXPECT_EQ(r.by_architecture[0].predicted, 1);
+  EXPECT_DOUBLE_EQ(r.by_architecture[0].median_abs_error_pct, 10.0);
+  EXPECT_DOUBLE_EQ(r.by_architecture[0].max_abs_error_pct, 10.0);
+  EXPECT_EQ(r.by_architecture[1].name, "blackwell");
+  EXPECT_EQ(r.by_architecture[1].rows, 2);
+  EXPECT_EQ(r.by_architecture[1].predicted, 2);
+  EXPECT_DOUBLE_EQ(r.by_architecture[1].median_abs_error_pct, 25.0);
+  EXPECT_DOUBLE_EQ(r.by_architecture[1].max_abs_error_pct, 30.0);
   // Summarising again starts over.
   summarize(r);
   EXPECT_EQ(r.by_metric.size(), 2U);
   EXPECT_EQ(r.by_metric[0].rows, 3);
+  EXPECT_EQ(r.by_architecture[0].rows, 2);
 }
 
 // A predicted MFU is checked against the best published run on the same tensor cores: the GPU's

@@ -29,14 +29,17 @@ struct ValidationEntry {
   double error_pct = 0;                   // meaningful only when predicted
   std::string reason;                     // why not predicted
   std::string note;                       // what was assumed to predict it (a rounded batch)
+  std::string architecture;               // of the row's GPU; empty where the catalog has none
   std::optional<TrainEstimate> training;  // the estimate behind a training prediction
   std::optional<ServingResult> serving;   // the simulation behind a serving prediction
 };
 
-// The entries of one metric: a serving file mixes throughput with latencies, whose errors differ
-// by an order of magnitude, so one median over all of them says little.
-struct MetricSummary {
-  std::string metric;
+// The entries of one group. By metric: a serving file mixes throughput with latencies, whose
+// errors differ by an order of magnitude, so one median over all of them says little. By GPU
+// architecture: the fitted parameters saw some architectures and not others (their files say
+// which), and a file of held-out rows shows whether they hold on the rest.
+struct GroupSummary {
+  std::string name;  // the metric ("output_tokens_per_s"), or the architecture ("hopper")
   int64_t rows = 0;
   int64_t predicted = 0;
   double median_abs_error_pct = 0;  // over the predicted entries; 0 when none
@@ -50,7 +53,9 @@ struct ValidationReport {
   int64_t predicted = 0;
   double median_abs_error_pct = 0;
   double max_abs_error_pct = 0;
-  std::vector<MetricSummary> by_metric;  // in the order each metric first appears
+  std::vector<GroupSummary> by_metric;  // in the order each metric first appears
+  // Over the entries whose GPU the catalog knows, in the order each architecture first appears.
+  std::vector<GroupSummary> by_architecture;
 };
 
 // The MFU a published training run reached: model FLOPs (training.h, model_flops_per_token)

@@ -55,19 +55,25 @@ void print_json(const ValidationReport& r) {
              r.predicted > 0 ? std::optional<double>(r.median_abs_error_pct) : std::nullopt)
       .field("max_abs_error_pct",
              r.predicted > 0 ? std::optional<double>(r.max_abs_error_pct) : std::nullopt);
-  w.key("by_metric").begin_array();
-  for (const MetricSummary& m : r.by_metric) {
-    w.begin_object()
-        .field("metric", m.metric)
-        .field("rows", m.rows)
-        .field("predicted", m.predicted)
-        .field("median_abs_error_pct",
-               m.predicted > 0 ? std::optional<double>(m.median_abs_error_pct) : std::nullopt)
-        .field("max_abs_error_pct",
-               m.predicted > 0 ? std::optional<double>(m.max_abs_error_pct) : std::nullopt)
-        .end_object();
-  }
-  w.end_array().end_object();
+  // Each group as {"<key>": name, rows, predicted, median and max |error| (null: none)}.
+  auto groups = [&](const char* array, const char* key, const std::vector<GroupSummary>& gs) {
+    w.key(array).begin_array();
+    for (const GroupSummary& g : gs) {
+      w.begin_object()
+          .field(key, g.name)
+          .field("rows", g.rows)
+          .field("predicted", g.predicted)
+          .field("median_abs_error_pct",
+                 g.predicted > 0 ? std::optional<double>(g.median_abs_error_pct) : std::nullopt)
+          .field("max_abs_error_pct",
+                 g.predicted > 0 ? std::optional<double>(g.max_abs_error_pct) : std::nullopt)
+          .end_object();
+    }
+    w.end_array();
+  };
+  groups("by_metric", "metric", r.by_metric);
+  groups("by_architecture", "architecture", r.by_architecture);
+  w.end_object();
   w.end_object();
   emit("{}", w.str());
 }
@@ -153,18 +159,23 @@ void print_text(const ValidationReport& r) {
   }
   emit("\nsummary: {} rows, {} predicted, median |error| {:.1f} %, max |error| {:.1f} %\n", r.rows,
        r.predicted, r.median_abs_error_pct, r.max_abs_error_pct);
-  if (r.by_metric.size() < 2) {
-    return;
-  }
-  Table t({"metric", "rows", "predicted", "median |error| (%)", "max |error| (%)"},
-          {false, true, true, true, true});
-  for (const MetricSummary& m : r.by_metric) {
-    const bool any = m.predicted > 0;
-    t.add({m.metric, fmt::format("{}", m.rows), fmt::format("{}", m.predicted),
-           any ? fmt::format("{:.1f}", m.median_abs_error_pct) : "-",
-           any ? fmt::format("{:.1f}", m.max_abs_error_pct) : "-"});
-  }
-  emit("\nby metric\n{}", t.str());
+  // A table of the groups under `title`, where there are two or more.
+  auto groups = [](const char* title, const char* key, const std::vector<GroupSummary>& gs) {
+    if (gs.size() < 2) {
+      return;
+    }
+    Table t({key, "rows", "predicted", "median |error| (%)", "max |error| (%)"},
+            {false, true, true, true, true});
+    for (const GroupSummary& g : gs) {
+      const bool any = g.predicted > 0;
+      t.add({g.name, fmt::format("{}", g.rows), fmt::format("{}", g.predicted),
+             any ? fmt::format("{:.1f}", g.median_abs_error_pct) : "-",
+             any ? fmt::format("{:.1f}", g.max_abs_error_pct) : "-"});
+    }
+    emit("\n{}\n{}", title, t.str());
+  };
+  groups("by metric", "metric", r.by_metric);
+  groups("by GPU architecture", "architecture", r.by_architecture);
 }
 
 double error_pct(std::optional<double> predicted, double published) {
