@@ -220,6 +220,14 @@ TEST(Median, OfOddEvenAndNoValues) {
   EXPECT_EQ(median({}), 0.0);
 }
 
+void expect_group(const GroupSummary& got, const GroupSummary& want) {
+  EXPECT_EQ(got.name, want.name);
+  EXPECT_EQ(got.rows, want.rows) << want.name;
+  EXPECT_EQ(got.predicted, want.predicted) << want.name;
+  EXPECT_DOUBLE_EQ(got.median_abs_error_pct, want.median_abs_error_pct) << want.name;
+  EXPECT_DOUBLE_EQ(got.max_abs_error_pct, want.max_abs_error_pct) << want.name;
+}
+
 TEST(Summarize, OverAllEntriesPerMetricAndPerArchitectureInTheOrderTheyAppear) {
   // Metric a: errors -10, +20, +30 % -> |error| 10, 20, 30: median 20, max 30. Metric b: one
   // entry not predicted and one at -5 %: 1 of 2 predicted, median and max 5. Over all four
@@ -245,27 +253,11 @@ TEST(Summarize, OverAllEntriesPerMetricAndPerArchitectureInTheOrderTheyAppear) {
   EXPECT_DOUBLE_EQ(r.median_abs_error_pct, 15.0);
   EXPECT_DOUBLE_EQ(r.max_abs_error_pct, 30.0);
   ASSERT_EQ(r.by_metric.size(), 2U);
-  EXPECT_EQ(r.by_metric[0].name, "a");
-  EXPECT_EQ(r.by_metric[0].rows, 3);
-  EXPECT_EQ(r.by_metric[0].predicted, 3);
-  EXPECT_DOUBLE_EQ(r.by_metric[0].median_abs_error_pct, 20.0);
-  EXPECT_DOUBLE_EQ(r.by_metric[0].max_abs_error_pct, 30.0);
-  EXPECT_EQ(r.by_metric[1].name, "b");
-  EXPECT_EQ(r.by_metric[1].rows, 2);
-  EXPECT_EQ(r.by_metric[1].predicted, 1);
-  EXPECT_DOUBLE_EQ(r.by_metric[1].median_abs_error_pct, 5.0);
-  EXPECT_DOUBLE_EQ(r.by_metric[1].max_abs_error_pct, 5.0);
+  expect_group(r.by_metric[0], {"a", 3, 3, 20.0, 30.0});
+  expect_group(r.by_metric[1], {"b", 2, 1, 5.0, 5.0});
   ASSERT_EQ(r.by_architecture.size(), 2U);
-  EXPECT_EQ(r.by_architecture[0].name, "hopper");
-  EXPECT_EQ(r.by_architecture[0].rows, 2);
-  EXPECT_EQ(r.by_architecture[0].predicted, 1);
-  EXPECT_DOUBLE_EQ(r.by_architecture[0].median_abs_error_pct, 10.0);
-  EXPECT_DOUBLE_EQ(r.by_architecture[0].max_abs_error_pct, 10.0);
-  EXPECT_EQ(r.by_architecture[1].name, "blackwell");
-  EXPECT_EQ(r.by_architecture[1].rows, 2);
-  EXPECT_EQ(r.by_architecture[1].predicted, 2);
-  EXPECT_DOUBLE_EQ(r.by_architecture[1].median_abs_error_pct, 25.0);
-  EXPECT_DOUBLE_EQ(r.by_architecture[1].max_abs_error_pct, 30.0);
+  expect_group(r.by_architecture[0], {"hopper", 2, 1, 10.0, 10.0});
+  expect_group(r.by_architecture[1], {"blackwell", 2, 2, 25.0, 30.0});
   // Summarising again starts over.
   summarize(r);
   EXPECT_EQ(r.by_metric.size(), 2U);
