@@ -435,15 +435,6 @@ void print_options(const ServeReport& r) {
                     "rodam)")
                : "",
            e.id));
-  if (!r.host_time_fitted) {
-    emit("{}", say(lang,
-                   "note: no published {} run informed its host time per iteration; the one "
-                   "fitted to TensorRT-LLM runs stands in, so latencies may be low.\n",
-                   "nota: nenhuma execução publicada do {} informou seu tempo de host por "
-                   "iteração; o ajustado a execuções do TensorRT-LLM o substitui, então as "
-                   "latências podem sair baixas.\n",
-                   e.name));
-  }
   if (e.sequence_overhead.si() > 0) {
     const double us = e.sequence_overhead.si() * 1e6;
     const std::string release = r.engine_release.empty()
@@ -472,13 +463,8 @@ void print_options(const ServeReport& r) {
                      e.host_waits_until.empty() ? "-" : e.host_waits_until, e.id, e.id));
     }
   }
-  const Text estimated = estimated_rates_note(
-      *r.gpu, estimated_rates(*r.gpu, r.job.base.precision, AttentionKernels::kNative));
-  if (!estimated.empty()) {
-    emit("{}{}.\n", tr(lang, "note: ", "nota: "), estimated.in(lang));
-  }
-  if (!r.fit_note.empty()) {
-    emit("{}{}.\n", tr(lang, "note: ", "nota: "), r.fit_note.in(lang));
+  for (const Text& c : serve_caveats(r)) {
+    emit("{}{}.\n", tr(lang, "note: ", "nota: "), c.in(lang));
   }
 }
 
@@ -820,6 +806,28 @@ void print_serve_csv(const ServeReport& r) {
   emit("{}", t.csv());
 }
 
+std::vector<Text> serve_caveats(const ServeReport& r) {
+  std::vector<Text> out;
+  if (!r.host_time_fitted) {
+    out.push_back(
+        {fmt::format("no published {} run informed its host time per iteration; the one fitted "
+                     "to TensorRT-LLM runs stands in, so latencies may be low",
+                     r.engine->name),
+         fmt::format("nenhuma execução publicada do {} informou seu tempo de host por iteração; "
+                     "o ajustado a execuções do TensorRT-LLM o substitui, então as latências "
+                     "podem sair baixas",
+                     r.engine->name)});
+  }
+  for (Text note : {estimated_rates_note(*r.gpu, estimated_rates(*r.gpu, r.job.base.precision,
+                                                                 AttentionKernels::kNative)),
+                    r.fit_note}) {
+    if (!note.empty()) {
+      out.push_back(std::move(note));
+    }
+  }
+  return out;
+}
+
 std::string serve_html(const ServeReport& r) {
   const Lang lang = r.lang;
   const ServeJob& job = r.job;
@@ -943,6 +951,9 @@ std::string serve_html(const ServeReport& r) {
            &o == best ? tr(lang, "best per GPU", "melhor por GPU") : ""});
   }
   h.table(t);
+  for (const Text& c : serve_caveats(r)) {
+    h.paragraph(tr(lang, "caveat: ", "ressalva: ") + c.in(lang) + ".");
+  }
   return h.str();
 }
 

@@ -41,6 +41,10 @@ struct ServeReport {
 };
 
 void print_serve_text(const ServeReport& r);
+// What the answer leans on that no measurement or fit checked: the engine's host time where no
+// published run of it was fitted, the GPU's estimated rates, an architecture the serving fit
+// never saw. The text report prints them as notes, the HTML report as caveats.
+std::vector<Text> serve_caveats(const ServeReport& r);
 void print_serve_json(const ServeReport& r);
 // The shapes as CSV, one row each.
 void print_serve_csv(const ServeReport& r);
