@@ -292,11 +292,11 @@ Result<InferenceParams> load_inference_params(const std::string& path,
   GPUPLAN_ASSIGN_OR_RETURN(p.compute_share, r.number("compute_share", 0.1, 1.0));
   GPUPLAN_ASSIGN_OR_RETURN(p.elementwise_traffic, r.number("elementwise_traffic", 0.1, 20.0));
   // The architectures of the results it was fitted to: serve says when a GPU is of none of them.
-  if (r.raw("architectures") == nullptr) {
-    return fail(fit_path, "missing key 'architectures', the GPU architectures the fit saw",
-                "refit with gpuplan calibrate --validation FILE, which writes it");
-  }
-  GPUPLAN_ASSIGN_OR_RETURN(p.fitted_architectures, r.text_list("architectures"));
+  GPUPLAN_ASSIGN_OR_RETURN(
+      p.fitted_architectures,
+      r.text_list("architectures",
+                  "the GPU architectures the fit saw: refit with gpuplan calibrate --validation "
+                  "FILE, which writes them"));
   // What the fit was made from, kept for people.
   GPUPLAN_RETURN_IF_ERROR(r.integer("entries", 0, 1000000));
   GPUPLAN_RETURN_IF_ERROR(r.number("median_abs_error_pct", 0.0, 1e6));

@@ -216,10 +216,11 @@ Result<std::optional<int64_t>> TomlReader::optional_count(const std::string& key
   return std::optional<int64_t>(*v);
 }
 
-Result<std::vector<std::string>> TomlReader::text_list(const std::string& key) {
+Result<std::vector<std::string>> TomlReader::text_list(const std::string& key,
+                                                       const std::string& missing_hint) {
   const toml::node* n = node(key);
   if (n == nullptr) {
-    return std::unexpected(missing(key, "every entry must give it"));
+    return std::unexpected(missing(key, missing_hint));
   }
   const toml::array* a = n->as_array();
   if (a == nullptr) {

@@ -42,7 +42,9 @@ class TomlReader {
   // for the others; nullopt when absent.
   Result<std::optional<double>> optional_field(const std::string& key, const Field& field);
   Result<std::optional<int64_t>> optional_count(const std::string& key, const Field& field);
-  Result<std::vector<std::string>> text_list(const std::string& key);
+  // An array of strings; `missing_hint` says what to do where the key is absent.
+  Result<std::vector<std::string>> text_list(
+      const std::string& key, const std::string& missing_hint = "every entry must give it");
   // A non-empty array of numbers, each within [min, max].
   Result<std::vector<double>> number_list(const std::string& key, double min, double max);
   // An array of tables, each read by its own reader.

@@ -188,14 +188,19 @@ TEST(Catalog, AnEnginesBenchmarkLengthIsAtLeastOneRequest) {
 TEST(Catalog, AServingFitMustSayWhichArchitecturesItSaw) {
   // serving-fit.toml without its 'architectures' line (one written before the fit recorded
   // them): serve could not tell a GPU the fit never saw, so the catalog does not load, and the
-  // error names the file and the command that writes the key.
+  // error names the file and the command that writes the key. A misspelt key is named as such.
   std::string fit;
   Result<Catalog> c = load_edited("params/serving-fit.toml", "architectures = [^\n]*\n", "", &fit);
   ASSERT_FALSE(c.has_value());
   EXPECT_EQ(c.error().message(),
             fit +
-                ": missing key 'architectures', the GPU architectures the fit saw; refit with "
-                "gpuplan calibrate --validation FILE, which writes it");
+                ":1:1: missing key 'architectures'; the GPU architectures the fit saw: refit "
+                "with gpuplan calibrate --validation FILE, which writes them");
+  c = load_edited("params/serving-fit.toml", "\\narchitectures", "\narchitecture", &fit);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_NE(c.error().message().find("unknown key 'architecture'; did you mean 'architectures'?"),
+            std::string::npos)
+      << c.error().message();
   // A value that is not a list of names is refused too.
   c = load_edited("params/serving-fit.toml", "architectures = [^\n]*", "architectures = 3", &fit);
   ASSERT_FALSE(c.has_value());
