@@ -322,10 +322,6 @@ double largest(const std::vector<double>& v) {
   return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
 }
 
-}  // namespace
-
-namespace {
-
 // Groups under construction: each summary beside the |errors| of its predicted entries.
 struct Groups {
   std::vector<GroupSummary> summaries;  // in the order each name first appears
