@@ -796,20 +796,13 @@ Plan make_plan(const PlanJob& job_in, const Model& model, const Catalog& catalog
     }
   }
   // What the training model leaves out for this model and each ranked offer's GPU
-  // (training_caveats), and for serving the GPU's estimated rates and whether the serving fit
-  // saw its architecture (serving_fit_note); each said once.
+  // (training_caveats), and for serving on its GPU (serving_caveats); each said once.
   for (const PlanCandidate& p : plan.ranked) {
     std::vector<Text> caveats;
     if (p.training) {
       caveats = p.training->caveats;
     } else if (const Result<const Gpu*> g = catalog.gpu(p.offer->gpu)) {
-      for (Text note : {estimated_rates_note(**g, estimated_rates(**g, weights.precision,
-                                                                  AttentionKernels::kNative)),
-                        serving_fit_note(**g, catalog.inference_params())}) {
-        if (!note.empty()) {
-          caveats.push_back(std::move(note));
-        }
-      }
+      caveats = serving_caveats(**g, weights.precision, catalog.inference_params());
     }
     for (const Text& c : caveats) {
       if (std::none_of(plan.notes.begin(), plan.notes.end(),

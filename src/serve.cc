@@ -9,6 +9,8 @@
 #include <tuple>
 #include <vector>
 
+#include "gpuplan/gemm.h"
+
 namespace gpuplan {
 namespace {
 
@@ -402,6 +404,18 @@ Text serving_fit_note(const Gpu& gpu, const InferenceParams& ip) {
                       "(data/params/serving-fit.toml); em {} valem sem verificação, e "
                       "docs/VALIDATION.md mostra quanto erraram resultados retidos nessas GPUs",
                       gpu.id, word_list(seen, " e "), gpu.architecture)};
+}
+
+std::vector<Text> serving_caveats(const Gpu& gpu, Precision weights, const InferenceParams& ip) {
+  std::vector<Text> out;
+  for (Text note :
+       {estimated_rates_note(gpu, estimated_rates(gpu, weights, AttentionKernels::kNative)),
+        serving_fit_note(gpu, ip)}) {
+    if (!note.empty()) {
+      out.push_back(std::move(note));
+    }
+  }
+  return out;
 }
 
 double offline_ceiling(const ServeOption& o, int64_t replicas) {

@@ -216,6 +216,11 @@ double offline_ceiling(const ServeOption& o, int64_t replicas);
 // that on this GPU they stand in unchecked, for every front end to show beside the answer.
 Text serving_fit_note(const Gpu& gpu, const InferenceParams& ip);
 
+// What a serving answer on `gpu` with `weights` leans on that no measurement or fit checked: the
+// GPU's estimated rates (estimated_rates_note, the engines' own attention kernels) and
+// serving_fit_note; empty when nothing. serve and plan show these beside the answer.
+std::vector<Text> serving_caveats(const Gpu& gpu, Precision weights, const InferenceParams& ip);
+
 // Shapes already evaluated for one model, workload, setup and objective, by what they run on:
 // `plan` asks serve() about many offers that share a GPU and a node.
 using ServeShapeCache = std::map<std::string, ServeOption>;

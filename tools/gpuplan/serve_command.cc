@@ -519,7 +519,7 @@ int run_serve(const std::vector<std::string>& args) {
   a.engine_release = choice->release;
   a.host_time_fitted = es.host_time_fitted;
   a.fit_architectures = es.inference.fitted_architectures;
-  a.fit_note = serving_fit_note(*a.gpu, es.inference);
+  a.fit_covers_gpu = serving_fit_note(*a.gpu, es.inference).empty();
   // The weights as given or published, and the KV cache the engine keeps for them.
   const WeightChoice weights = choose_weights(*model, Task::kInfer, a.precision_given,
                                               a.kv_precision_given, engine->kv_cache);
@@ -528,6 +528,7 @@ int run_serve(const std::vector<std::string>& args) {
   a.job.base.as_released = weights.as_released;
   a.weights = weights_name(*model, weights.precision, weights.as_released);
   a.weights_note = unread_format_note(*model, Task::kInfer, a.precision_given.has_value());
+  a.caveats = serving_caveats(*a.gpu, a.job.base.precision, es.inference);
   a.answer = serve(*model, a.job, es.memory, catalog->train_params(), es.inference);
   if (!f.out.html.empty()) {
     if (Result<bool> w = write_html_file(f.out.html, serve_html(a)); !w)

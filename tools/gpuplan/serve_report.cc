@@ -818,13 +818,7 @@ std::vector<Text> serve_caveats(const ServeReport& r) {
                      "podem sair baixas",
                      r.engine->name)});
   }
-  for (Text note : {estimated_rates_note(*r.gpu, estimated_rates(*r.gpu, r.job.base.precision,
-                                                                 AttentionKernels::kNative)),
-                    r.fit_note}) {
-    if (!note.empty()) {
-      out.push_back(std::move(note));
-    }
-  }
+  out.insert(out.end(), r.caveats.begin(), r.caveats.end());
   return out;
 }
 
@@ -1115,7 +1109,7 @@ void print_serve_json(const ServeReport& r) {
   for (const std::string& arch : r.fit_architectures)
     j.value(arch);
   j.end_array()
-      .field("serving_fit_covers_gpu", r.fit_note.empty())
+      .field("serving_fit_covers_gpu", r.fit_covers_gpu)
       .field("kv_policy", std::string(kv_policy_name(job.setup.kv_policy)))
       .field("scheduling", std::string(prompt_scheduling_name(r.engine->scheduling)))
       .field("requests", r.answer.requests);

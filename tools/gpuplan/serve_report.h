@@ -34,16 +34,18 @@ struct ServeReport {
   const EngineProfile* engine = nullptr;  // whose defaults applied
   std::string engine_release;             // the release asked for; empty: the current one
   bool host_time_fitted = true;           // false: the shared host time stood in for its own
-  // The architectures the serving parameters were fitted on, and serving_fit_note for the GPU.
+  // The architectures the serving parameters were fitted on, whether the GPU's is one of them
+  // (serving_fit_note), and what the answer leans on unchecked (serving_caveats).
   std::vector<std::string> fit_architectures;
-  Text fit_note;
+  bool fit_covers_gpu = true;
+  std::vector<Text> caveats;
   Lang lang = Lang::kEn;  // of the text and HTML reports (and of per_request and load)
 };
 
 void print_serve_text(const ServeReport& r);
 // What the answer leans on that no measurement or fit checked: the engine's host time where no
-// published run of it was fitted, the GPU's estimated rates, an architecture the serving fit
-// never saw. The text report prints them as notes, the HTML report as caveats.
+// published run of it was fitted, then the library's serving_caveats. The text report prints
+// them as notes, the HTML report as caveats.
 std::vector<Text> serve_caveats(const ServeReport& r);
 void print_serve_json(const ServeReport& r);
 // The shapes as CSV, one row each.
