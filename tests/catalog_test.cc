@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "gpuplan/machines.h"
 #include "gpuplan/suggest.h"
@@ -73,6 +76,62 @@ TEST(Catalog, TheH100NvlIsAnH200NvlComputeWithLessMemoryAndAPairBridge) {
   EXPECT_DOUBLE_EQ(h100.memory_bandwidth.si(), 3.9e12);
   EXPECT_EQ(h100.scale_up_domain, 2);
   EXPECT_DOUBLE_EQ(c.fabric("nvlink4-bridge-pair").value()->bandwidth.si(), 300e9);
+}
+
+// The best rate at which a decode attention kernel streamed its KV cache on `gpu`, from the
+// rows of data/attention/cudnn-decode-sweep.csv: every key and value read once, batch x kv_len
+// x kv_heads x head_dim x 2 (K and V) x 2 bytes (bf16) over the time.
+double best_decode_stream(const std::string& gpu) {
+  std::ifstream in(std::string(GPUPLAN_DATA_DIR) + "/attention/cudnn-decode-sweep.csv");
+  EXPECT_TRUE(in.good());
+  std::string line;
+  double best = 0;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') {
+      continue;
+    }
+    if (header) {  // gpu,batch,kv_len,q_heads,kv_heads,head_dim,time_ms
+      EXPECT_EQ(line, "gpu,batch,kv_len,q_heads,kv_heads,head_dim,time_ms");
+      header = false;
+      continue;
+    }
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string v; std::getline(fields, v, ',');) {
+      f.push_back(v);
+    }
+    EXPECT_EQ(f.size(), 7u) << line;
+    if (f.size() != 7 || f[0] != gpu) {
+      continue;
+    }
+    const double bytes = std::stod(f[1]) * std::stod(f[2]) * std::stod(f[4]) * std::stod(f[5]) * 4;
+    best = std::max(best, bytes / (std::stod(f[6]) * 1e-3));
+  }
+  return best;
+}
+
+TEST(Catalog, BlackwellsHbmSharesAgreeWithTheRateCudnnsDecodeAttentionStreams) {
+  // Memory-bound work runs at bandwidth x hbm (docs/FORMULAS.md). H200's hbm is measured
+  // (BabelStream triad, 4.15 of 4.8 TB/s: 0.86); B200's and GB200's (0.85) had no measurement of
+  // their own. cuDNN 9.27's decode attention, timed on all three by NVIDIA (data/attention/),
+  // streams at best 4,503 GB/s on H200 (batch 128 x 131,072 keys: 68.7 GB in 15.26 ms), 1.091 x
+  // 4.8 TB/s x 0.86; 7,238 GB/s on B200, 1.106 x 7.7 TB/s x 0.85; 7,536 GB/s on GB200, 1.108 x
+  // 8 TB/s x 0.85. Were the kernel to stream the same multiple of bandwidth x hbm on every
+  // part, B200's share would be 0.862 and GB200's 0.864: 0.85 is within 1.4 and 1.6 %, not
+  // optimistic, and the check allows 3 %.
+  const Catalog& c = shipped_catalog();
+  auto ratio = [&](const std::string& id) {
+    const Gpu& g = *c.gpu(id).value();
+    return best_decode_stream(id) / (g.memory_bandwidth.si() * g.efficiency->hbm);
+  };
+  const double h200 = ratio("h200-sxm");
+  EXPECT_NEAR(h200, 4503.2e9 / (4.8e12 * 0.86), 0.001);
+  for (const char* id : {"b200", "gb200"}) {
+    EXPECT_NEAR(ratio(id) / h200, 1.0, 0.03) << id;
+    const Efficiency& e = *c.gpu(id).value()->efficiency;
+    EXPECT_EQ(std::count(e.estimated.begin(), e.estimated.end(), "hbm"), 0) << id;
+  }
 }
 
 TEST(Catalog, LoadsTheBuiltInDataWithTheIdsScriptsUse) {

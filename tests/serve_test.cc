@@ -71,15 +71,15 @@ TEST(ServeTest, SaysWhereTheServingFitSawNoResultOnTheGpusArchitecture) {
 
 TEST(ServeTest, ServingCaveatsAreTheEstimatedRatesThenTheFitsArchitecture) {
   // An H100 SXM's rates are all measured and its architecture was fitted: nothing. A B200 with
-  // NVFP4 weights leans on its estimated fp4 GEMM and HBM shares (data/gpus/b200.toml), then on
-  // a serving fit that saw no blackwell result.
+  // NVFP4 weights leans on its estimated fp4 GEMM share (data/gpus/b200.toml), then on a serving
+  // fit that saw no blackwell result.
   const Catalog& c = shipped_catalog();
   const InferenceParams& ip = c.inference_params();
   EXPECT_TRUE(serving_caveats(**c.gpu("h100-sxm"), Precision::kFp8, ip).empty());
   const Gpu& b200 = **c.gpu("b200");
   const std::vector<Text> caveats = serving_caveats(b200, Precision::kFp4, ip);
   ASSERT_EQ(caveats.size(), 2U);
-  EXPECT_EQ(caveats[0].en, estimated_rates_note(b200, {"fp4 GEMM", "HBM"}).en);
+  EXPECT_EQ(caveats[0].en, estimated_rates_note(b200, {"fp4 GEMM"}).en);
   EXPECT_EQ(caveats[1].en, serving_fit_note(b200, ip).en);
 }
 
