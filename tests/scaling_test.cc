@@ -95,9 +95,10 @@ TEST(Scaling, AMixtureOfExpertsCurveCarriesItsCaveat) {
             training_caveats(m, *h200_node().gpu, job.base, c.train_params())[0].en);
 }
 
-// One H200 holds 8B's 2 + 4 + 4 bytes of state per parameter (80 GB) only by recomputing every
-// layer; two can shard the optimizer (ZeRO) and skip recomputation, which makes each GPU faster
-// than the base and the efficiency formula read above 100 %. --best must say why.
+// One H200 holds 8B's 2 + 4 + 4 + 8 bytes per parameter (weights, gradients, master copy, Adam:
+// 144.5 GB) only by recomputing every layer; two can shard the optimizer (ZeRO) and skip
+// recomputation, which makes each GPU faster than the base and the efficiency formula read above
+// 100 %. --best must say why.
 TEST(Scaling, BestLayoutsExplainAnEfficiencyAbove100) {
   const ScaleCurve s = curve(true);
   ASSERT_EQ(s.points.size(), 4U);

@@ -68,9 +68,11 @@ std::string software_text(const TrainJob& job, std::string_view native_kernels, 
   if (s.tp_comm_overlap()) {
     parts.push_back(tr(lang, "overlapped TP communication", "comunicação TP sobreposta"));
   }
-  parts.push_back(say(lang, "{:g} + {:g} + {:g} bytes of state per parameter",
-                      "{:g} + {:g} + {:g} bytes de estado por parâmetro", job.memory.weight_bytes,
-                      job.memory.gradient_bytes, job.memory.master_bytes));
+  // The framework's mixed-precision state; the optimizer's moments come on top (fit).
+  parts.push_back(say(lang,
+                      "{:g} + {:g} + {:g} bytes per parameter (weights, gradients, master copy)",
+                      "{:g} + {:g} + {:g} bytes por parâmetro (pesos, gradientes, cópia mestra)",
+                      job.memory.weight_bytes, job.memory.gradient_bytes, job.memory.master_bytes));
   return text + ": " + fmt::format("{}", fmt::join(parts, ", "));
 }
 
