@@ -64,6 +64,33 @@ TEST(Machines, ANodeIsWhatOneScaleUpFabricJoins) {
   EXPECT_EQ(per_node("h100-sxm", 4), 4);
 }
 
+TEST(Catalog, TheB300IsBlackwellUltraAtItsPowerLimit) {
+  // data/gpus/b300.toml. HGX B300: 105 PFLOP/s of dense fp4 over 8 GPUs, 13,125 TFLOP/s each,
+  // against the B200's 9,000; the same 2,250 bf16 and 4,500 fp8. A B300 SXM6 AC has 7,680
+  // usable bits of HBM3e bus at 8 Gb/s per pin: 7.68 TB/s. Its shares are those measured at its
+  // 1,100 W limit (docs/FORMULAS.md#gemm): cuBLASLt at 16,384 on every side, 1,568 of 2,250 bf16
+  // and 2,637 of 4,500 fp8 TFLOP/s, below MAMF's short runs (1,769.0 and 3,353.3). Its HBM share
+  // is its read:write sweep at a triad's 2:1 mix, between 7.12 TB/s at 3:1 and 6.82 at 5:3:
+  // 6.82 + (2/3 - 5/8) / (3/4 - 5/8) x 0.30 = 6.92 TB/s, 0.90 of 7.68.
+  const Catalog& c = shipped_catalog();
+  const Gpu& b300 = *c.gpu("b300").value();
+  const Gpu& b200 = *c.gpu("b200").value();
+  EXPECT_DOUBLE_EQ(b300.peak_for(Precision::kFp4)->si(), 105e15 / 8);
+  EXPECT_EQ(b300.peak_for(Precision::kBf16)->si(), b200.peak_for(Precision::kBf16)->si());
+  EXPECT_EQ(b300.peak_for(Precision::kFp8)->si(), b200.peak_for(Precision::kFp8)->si());
+  EXPECT_FALSE(b300.peak_for(Precision::kInt8).has_value());  // published figures disagree
+  EXPECT_DOUBLE_EQ(b300.memory_bandwidth.si(), 7680.0 / 8 * 8e9);
+  EXPECT_EQ(b300.sms, b200.sms);
+  const Efficiency& e = *b300.efficiency;
+  EXPECT_NEAR(e.gemm, 1568.0 / 2250, 0.001);
+  EXPECT_NEAR(e.gemm_fp8, 2637.0 / 4500, 0.001);
+  EXPECT_LT(e.gemm, 1769.0 / 2250);
+  EXPECT_LT(e.gemm_fp8, 3353.3 / 4500);
+  EXPECT_NEAR(e.hbm, (6.82 + (2.0 / 3 - 5.0 / 8) / (3.0 / 4 - 5.0 / 8) * 0.30) / 7.68, 0.005);
+  EXPECT_EQ(e.estimated, (std::vector<std::string>{"gemm_fp4", "attention", "attention_native"}));
+  EXPECT_EQ(b300.scale_up_domain, 8);
+}
+
 TEST(Catalog, TheH100NvlIsAnH200NvlComputeWithLessMemoryAndAPairBridge) {
   // research notes sec. 1.1-1.2: the NVL parts share their dense peaks (835.5 TFLOP/s bf16);
   // the H100 NVL has 94 GB at 3.9 TB/s (NVML: 99,961,274,368 B) against 141 GB at 4.8 TB/s,

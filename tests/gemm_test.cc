@@ -237,24 +237,33 @@ TEST(GemmTime, Fp8OnTheAzureGb200HoldsItsSustainedShare) {
 }
 
 // Which rates a job leans on that the catalog estimates (data/gpus/*.toml `estimated`): on the
-// B200 the fp4 share (no B200 fp4 sweep) and the FlashAttention-2 class attention share; its
-// bf16 and fp8 GEMM shares are MAMF measurements and its HBM share is checked against cuDNN's
-// decode attention (catalog_test.cc). The H200 SXM's are all measured. An int8 job runs on the
-// 8-bit tensor cores at the gemm_fp8 share (gemm_rate), which the L4's file estimates.
+// B200 its GEMM shares (MAMF's short runs standing in for the rate held at the power limit, and
+// no B200 fp4 sweep) and the FlashAttention-2 class attention share; its HBM share is checked
+// against cuDNN's decode attention (catalog_test.cc). The H200 SXM's are all measured. An int8
+// job runs on the 8-bit tensor cores at the gemm_fp8 share (gemm_rate), which the L4's file
+// estimates.
 TEST(GemmRate, EstimatedRatesAreThoseTheJobLeansOn) {
   const Catalog& c = shipped_catalog();
-  // data/gpus/b200.toml marks gemm_fp4 and the FlashAttention-2 class attention estimated; the
-  // rate of its own kernels (attention_native) is measured: a job that runs them leans on no
-  // estimated attention rate, one on FlashAttention-2 class kernels does, and eager attention
-  // on neither (its scores go through the GEMM tile model).
+  // data/gpus/b200.toml marks gemm, gemm_fp8, gemm_fp4 and the FlashAttention-2 class attention
+  // estimated; the rate of its own kernels (attention_native) is measured: a job that runs them
+  // leans on no estimated attention rate, one on FlashAttention-2 class kernels does, and eager
+  // attention on neither (its scores go through the GEMM tile model). Each job names the GEMM
+  // share of its own precision only.
   const Gpu& b200 = **c.gpu("b200");
   using K = AttentionKernels;
   EXPECT_EQ(estimated_rates(b200, Precision::kFp4, K::kNative),
             (std::vector<std::string>{"fp4 GEMM"}));
-  EXPECT_TRUE(estimated_rates(b200, Precision::kBf16, K::kNative).empty());
+  EXPECT_EQ(estimated_rates(b200, Precision::kBf16, K::kNative),
+            (std::vector<std::string>{"bf16 GEMM"}));
   EXPECT_EQ(estimated_rates(b200, Precision::kBf16, K::kFused),
-            (std::vector<std::string>{"attention"}));
-  EXPECT_TRUE(estimated_rates(b200, Precision::kBf16, K::kEager).empty());
+            (std::vector<std::string>{"bf16 GEMM", "attention"}));
+  EXPECT_EQ(estimated_rates(b200, Precision::kFp8, K::kEager),
+            (std::vector<std::string>{"fp8 GEMM"}));
+  // The B300's bf16 and fp8 shares were measured at its power limit; its fp4 share was not.
+  const Gpu& b300 = **c.gpu("b300");
+  EXPECT_TRUE(estimated_rates(b300, Precision::kFp8, K::kEager).empty());
+  EXPECT_EQ(estimated_rates(b300, Precision::kFp4, K::kEager),
+            (std::vector<std::string>{"fp4 GEMM"}));
   EXPECT_TRUE(estimated_rates(**c.gpu("h200-sxm"), Precision::kFp8, K::kNative).empty());
   // The L4 has no rate of its own kernels: its FlashAttention-2 class share, an estimate, stands.
   EXPECT_EQ(estimated_rates(**c.gpu("l4"), Precision::kInt8, K::kNative),
