@@ -16,6 +16,13 @@ constexpr std::array<std::pair<PipelineEngine, std::string_view>, 3> kEngines = 
     {PipelineEngine::kCustom, "custom"},
 }};
 
+constexpr std::array<std::pair<GradAccumulation, std::string_view>, 4> kAccumulations = {{
+    {GradAccumulation::kFused, "fused"},
+    {GradAccumulation::kAutograd, "autograd"},
+    {GradAccumulation::kHook, "hook"},
+    {GradAccumulation::kFp32Copy, "fp32-copy"},
+}};
+
 }  // namespace
 
 std::string_view pipeline_engine_name(PipelineEngine e) {
@@ -24,6 +31,14 @@ std::string_view pipeline_engine_name(PipelineEngine e) {
 
 Result<PipelineEngine> parse_pipeline_engine(std::string_view name) {
   return detail::parse_from(kEngines, name, "pipeline engine");
+}
+
+std::string_view grad_accumulation_name(GradAccumulation g) {
+  return detail::name_of(kAccumulations, g);
+}
+
+Result<GradAccumulation> parse_grad_accumulation(std::string_view name) {
+  return detail::parse_from(kAccumulations, name, "gradient accumulation");
 }
 
 int64_t Framework::native_attention_year(std::string_view architecture) const {
@@ -61,6 +76,24 @@ Result<Framework> load_framework(const std::string& path) {
   std::optional<int64_t> grad_stage;
   GPUPLAN_ASSIGN_OR_RETURN(grad_stage, r.optional_integer("gradient_sharding_stage", 1, 2));
   f.gradient_sharding_stage = grad_stage.value_or(2);
+  // How gradients accumulate over micro-batches: every framework states it, in bf16 where that
+  // differs.
+  auto accumulation = [&](const char* key, const std::string& text) -> Result<GradAccumulation> {
+    Result<GradAccumulation> g = parse_grad_accumulation(text);
+    if (!g) {
+      return fail(r.where(key), g.error().what, g.error().hint);
+    }
+    return *g;
+  };
+  std::string how;
+  GPUPLAN_ASSIGN_OR_RETURN(how, r.text("grad_accumulation"));
+  GPUPLAN_ASSIGN_OR_RETURN(f.grad_accumulation, accumulation("grad_accumulation", how));
+  std::optional<std::string> how_bf16;
+  GPUPLAN_ASSIGN_OR_RETURN(how_bf16, r.optional_text("grad_accumulation_bf16"));
+  if (how_bf16) {
+    GPUPLAN_ASSIGN_OR_RETURN(f.grad_accumulation_bf16,
+                             accumulation("grad_accumulation_bf16", *how_bf16));
+  }
   // Years: absent means the behaviour was never the default.
   for (auto [key, field] :
        {std::pair{"fused_attention_since", &f.fused_attention_since},
@@ -69,7 +102,8 @@ Result<Framework> load_framework(const std::string& path) {
         std::pair{"tp_comm_overlap_since", &f.tp_comm_overlap_since},
         std::pair{"zero3_prefetch_since", &f.zero3_prefetch_since},
         std::pair{"pipeline_embedding_layers_since", &f.pipeline_embedding_layers_since},
-        std::pair{"custom_pipeline_layout_since", &f.custom_pipeline_layout_since}}) {
+        std::pair{"custom_pipeline_layout_since", &f.custom_pipeline_layout_since},
+        std::pair{"grad_accumulation_fused_since", &f.grad_accumulation_fused_since}}) {
     std::optional<int64_t> year;
     GPUPLAN_ASSIGN_OR_RETURN(year, r.optional_integer(key, 2015, kCurrentYear));
     *field = year.value_or(0);

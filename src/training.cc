@@ -41,15 +41,48 @@ Seconds overlapped(Seconds comm, Seconds compute, double slowdown) {
 // the micro-batch (TP, CP, EP, ZeRO-3), split as StepTime reports them.
 struct StageCost {
   Seconds compute, recompute, forward, backward;  // forward and backward include recompute
+  Seconds accumulate;  // of compute and backward: adding the gradients to the earlier ones'
   Seconds tp, ep, cp, zero3;
   Seconds total() const { return compute + tp + ep + cp + zero3; }
 };
+
+// HBM bytes per trained parameter and micro-batch that adding a micro-batch's weight gradients
+// to the earlier ones' streams (framework.h, GradAccumulation), over m micro-batches.
+double accumulation_bytes(GradAccumulation g, double weight_bytes, double m) {
+  constexpr double kSixteenBit = 2.0;  // the gradient the weight-gradient GEMM writes
+  constexpr double kFp32 = 4.0;        // an fp32 accumulator or temporary
+  switch (g) {
+    case GradAccumulation::kFused:
+      return 0.0;
+    case GradAccumulation::kAutograd:
+      // .grad += new, in the parameters' format: both read, .grad written; the first
+      // micro-batch's gradient is stored as it comes.
+      return 3.0 * weight_bytes * (m - 1.0) / m;
+    case GradAccumulation::kHook:
+      // main_grad += grad: the 16-bit gradient read, the fp32 main_grad read and written.
+      return kSixteenBit + 2.0 * kFp32;
+    case GradAccumulation::kFp32Copy:
+      // The cast reads the 16-bit gradient and writes an fp32 temporary; the add reads it and
+      // reads and writes the fp32 gradient.
+      return kSixteenBit + kFp32 + kFp32 + 2.0 * kFp32;
+  }
+  return 0.0;
+}
 
 }  // namespace
 
 void apply_software(TrainJob& job, const Software& software) {
   job.software = software;
   apply_software(job.memory, software);
+}
+
+GradAccumulation grad_accumulation(const TrainJob& job) {
+  const Software& sw = job.software;
+  if (sw.framework == nullptr || job.memory.layout.zero >= sw.framework->gradient_sharding_stage) {
+    return GradAccumulation::kFused;
+  }
+  const Precision p = job.memory.precision;
+  return sw.grad_accumulation(p == Precision::kBf16 || p == Precision::kFp8);
 }
 
 AttentionKernels attention_kernels(const Gpu& gpu, const TrainJob& job) {
@@ -421,10 +454,22 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
     }
   }
   const double m_count = static_cast<double>(micro_batches);
+  // Gradient accumulation: a pass over the rank's trained parameters in each micro-batch's
+  // backward, at the achieved HBM bandwidth, where the framework's own kernels add the new
+  // gradients to the earlier ones' (docs/FORMULAS.md#gradient-accumulation).
+  const double accumulate_bytes =
+      accumulation_bytes(grad_accumulation(job), mj.weight_bytes, m_count);
+  if (accumulate_bytes > 0) {
+    slowest.accumulate = Bytes(est.memory.trainable * accumulate_bytes) /
+                         (gpu.memory_bandwidth * gpu.efficiency->hbm);
+    slowest.compute += slowest.accumulate;
+    slowest.backward += slowest.accumulate;
+  }
   const Seconds per_mb = slowest.total();
   StepTime& step = est.step;
   step.compute = slowest.compute * m_count;
   step.recompute = slowest.recompute * m_count;
+  step.grad_accumulation = slowest.accumulate * m_count;
   step.tp_comm = slowest.tp * m_count;
   step.ep_comm = slowest.ep * m_count;
   step.cp_comm = slowest.cp * m_count;
@@ -518,7 +563,8 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
   const double model_flops = (*work)->flops_per_token * tokens_step * (adapters ? 2.0 / 3.0 : 1.0);
   const double gpus = static_cast<double>(c.gpus);
   est.model_flops_per_gpu = Flops(model_flops / gpus) / total;
-  const double recompute_share = (step.compute.si() > 0) ? step.recompute / step.compute : 0.0;
+  const Seconds flop_time = step.compute - step.grad_accumulation;
+  const double recompute_share = (flop_time.si() > 0) ? step.recompute / flop_time : 0.0;
   est.hardware_flops_per_gpu =
       est.model_flops_per_gpu * (1.0 / std::max(1e-9, 1.0 - recompute_share));
   const Precision peak_precision =

@@ -383,6 +383,21 @@ TEST(FrameworkLoader, RejectsAStageOrEngineItDoesNotKnow) {
       << engine.error().message();
 }
 
+TEST(FrameworkLoader, RequiresAKnownWayOfAccumulatingGradients) {
+  // Every framework says how its micro-batches' gradients are added up (docs/FORMULAS.md,
+  // gradient accumulation): a missing key and a misspelt one are errors naming file, line, key.
+  Result<Framework> none = detail::load_framework(fixture("framework-no-accumulation.toml"));
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().message(),
+            fixture("framework-no-accumulation.toml:1:1: missing key 'grad_accumulation'; every "
+                    "entry must give it"));
+  Result<Framework> typo = detail::load_framework(fixture("framework-bad-accumulation.toml"));
+  ASSERT_FALSE(typo.has_value());
+  EXPECT_EQ(typo.error().message(),
+            fixture("framework-bad-accumulation.toml:9:26: unknown gradient accumulation "
+                    "'fp32copy'; did you mean 'fp32-copy'?"));
+}
+
 TEST(Software, ReadsIdAndYearAndAppliesTheDefaultsOfThatYear) {
   // data/frameworks/megatron-lm.toml: fused attention and overlapped gradient reduction since
   // 2023, Hopper's own attention kernels and TP communication overlap since 2024, Blackwell's

@@ -512,6 +512,55 @@ TEST_F(TrainingTest, OffloadedOptimizerPaysThePcieLinkAndHostMemory) {
   EXPECT_NEAR(e.step.optimizer.si(), expected, 1e-12);
 }
 
+TEST_F(TrainingTest, GradientAccumulationCostsWhatItsKernelsStream) {
+  // Llama 2 7B on one A100 80 GB (2,039 GB/s, hbm share e, data/gpus), m = 8 micro-batches, no
+  // ZeRO. Each micro-batch's weight gradients join the earlier ones' by the framework's kernels,
+  // a pass over the rank's P trained parameters in its backward (data/frameworks):
+  //   Megatron-LM 2021, bf16: a hook adds the 16-bit gradient into the fp32 main_grad,
+  //     2 + 4 + 4 = 10 B per parameter, every micro-batch;
+  //   the same in fp16: autograd adds it into the 16-bit .grad, 3 x 2 = 6 B, from the second
+  //     micro-batch on, 6 x 7/8 per micro-batch;
+  //   Megatron-LM 2022, bf16: the weight-gradient GEMM accumulates (gradient accumulation
+  //     fusion): 0;
+  //   Megatron-DeepSpeed 2022, bf16 (BF16_Optimizer): cast to an fp32 temporary and add,
+  //     2 + 4 + 4 + 4 + 4 = 18 B.
+  // With ZeRO 2 DeepSpeed's ranks keep only their shard of the gradients: nothing.
+  const Model m = model("llama-2-7b");
+  const Cluster c = a100(1);
+  TrainJob j = job(1, 1, 1, 1, 8);
+  const Gpu& gpu = *c.gpu;
+  const auto pass = [&](double bytes, const TrainEstimate& e) {
+    return 8.0 * e.memory.trainable * bytes / (gpu.memory_bandwidth.si() * gpu.efficiency->hbm);
+  };
+  j.memory.precision = Precision::kBf16;
+  apply_software(j, *catalog_->software("megatron-lm@2021"));
+  TrainEstimate e = run(m, c, j);
+  ASSERT_TRUE(e.feasible) << e.reason;
+  EXPECT_NEAR(e.step.grad_accumulation.si(), pass(10.0, e), 1e-12);
+  EXPECT_GT(e.step.grad_accumulation.si(), 0.0);
+  const Seconds with_hook = e.step.total();
+  j.memory.precision = Precision::kFp16;
+  e = run(m, c, j);
+  EXPECT_NEAR(e.step.grad_accumulation.si(), pass(6.0 * 7.0 / 8.0, e), 1e-12);
+  j.memory.precision = Precision::kBf16;
+  apply_software(j, *catalog_->software("megatron-lm@2022"));
+  e = run(m, c, j);
+  EXPECT_EQ(e.step.grad_accumulation.si(), 0.0);
+  // The pass is part of the compute and of the step: the fused run is faster by exactly it.
+  EXPECT_NEAR((with_hook - e.step.total()).si(), pass(10.0, e), 1e-9);
+  apply_software(j, *catalog_->software("megatron-deepspeed@2022"));
+  e = run(m, c, j);
+  EXPECT_NEAR(e.step.grad_accumulation.si(), pass(18.0, e), 1e-12);
+  TrainJob sharded = job(1, 1, 2, 1, 16);
+  sharded.memory.layout.zero = 2;
+  apply_software(sharded, *catalog_->software("deepspeed@2022"));
+  e = run(m, a100(2), sharded);
+  ASSERT_TRUE(e.feasible) << e.reason;
+  EXPECT_EQ(e.step.grad_accumulation.si(), 0.0);
+  sharded.memory.layout.zero = 1;
+  EXPECT_GT(run(m, a100(2), sharded).step.grad_accumulation.si(), 0.0);
+}
+
 TEST_F(TrainingTest, InSituShareIsPerArchitecture) {
   // Halving Ampere's in-situ share doubles the A100's GEMM time and leaves the H100's alone.
   const Model m = model("llama-2-7b");

@@ -11,6 +11,7 @@
 #define GPUPLAN_FRAMEWORK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,27 @@ enum class PipelineEngine {
 
 std::string_view pipeline_engine_name(PipelineEngine e);
 Result<PipelineEngine> parse_pipeline_engine(std::string_view name);
+
+// How a micro-batch's weight gradients are added to the earlier micro-batches' while every rank
+// keeps its gradients whole (ZeRO below the gradient-sharding stage): the kernels, and so the HBM
+// bytes per trained parameter and micro-batch (docs/FORMULAS.md#gradient-accumulation).
+enum class GradAccumulation {
+  // The weight-gradient GEMM adds its product into the fp32 buffer in its epilogue (Megatron's
+  // gradient accumulation fusion): no pass of its own.
+  kFused,
+  // Autograd adds the new gradient into .grad, in the parameters' format: reads both, writes
+  // .grad; the first micro-batch's is stored as it comes.
+  kAutograd,
+  // A backward hook adds the 16-bit gradient into the fp32 main_grad and frees it (Megatron
+  // 2021): reads 2 + 4 bytes, writes 4, every micro-batch.
+  kHook,
+  // The 16-bit gradient is cast to an fp32 temporary, which is then added into the fp32
+  // gradients (DeepSpeed's BF16_Optimizer.update_hp_grads): 2 + 4 + 4 + 4 + 4 bytes.
+  kFp32Copy,
+};
+
+std::string_view grad_accumulation_name(GradAccumulation g);
+Result<GradAccumulation> parse_grad_accumulation(std::string_view name);
 
 struct Framework {
   std::string id;  // "megatron-lm"
@@ -64,6 +86,11 @@ struct Framework {
   // the embedding and the loss into pp x v chunks, each chunk holding at least one of them, so a
   // model interleaves wherever pp x v <= layers + 2.
   int64_t custom_pipeline_layout_since = 0;
+  // How gradients accumulate over micro-batches, in bf16 where that differs; from the year the
+  // weight-gradient GEMM took over the fp32 main_grad hook (0: never).
+  GradAccumulation grad_accumulation = GradAccumulation::kFused;
+  std::optional<GradAccumulation> grad_accumulation_bf16;
+  int64_t grad_accumulation_fused_since = 0;
   // ZeRO-3 / FSDP: parameters per gathered bucket; 0 gathers one transformer layer at a time
   // (FSDP wraps each block as a unit).
   double zero3_bucket_params = 0;
@@ -96,6 +123,20 @@ struct Software {
   bool overlap_param_gather() const { return since(framework->overlap_param_gather_since); }
   bool tp_comm_overlap() const { return since(framework->tp_comm_overlap_since); }
   bool zero3_prefetch() const { return since(framework->zero3_prefetch_since); }
+  // How this run accumulates gradients, its 16-bit compute format bf16 or not; without a
+  // framework, fused (nothing counted).
+  GradAccumulation grad_accumulation(bool bf16) const {
+    if (framework == nullptr) {
+      return GradAccumulation::kFused;
+    }
+    const GradAccumulation g = bf16 && framework->grad_accumulation_bf16
+                                   ? *framework->grad_accumulation_bf16
+                                   : framework->grad_accumulation;
+    // The fused GEMM epilogue replaces the hook: both add into an fp32 main_grad.
+    return g == GradAccumulation::kHook && since(framework->grad_accumulation_fused_since)
+               ? GradAccumulation::kFused
+               : g;
+  }
   bool pipeline_embedding_layers() const {
     return framework != nullptr && since(framework->pipeline_embedding_layers_since);
   }

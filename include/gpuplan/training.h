@@ -49,8 +49,11 @@ void apply_software(TrainJob& job, const Software& software);
 struct StepTime {
   Seconds compute;
   Seconds recompute;  // part of compute spent re-running forward passes
-  Seconds tp_comm;    // tensor parallelism
-  Seconds ep_comm;    // expert parallelism: the routed tokens' all-to-alls
+  // Part of compute spent adding each micro-batch's gradients to the earlier ones' where the
+  // framework runs kernels of its own for it (docs/FORMULAS.md#gradient-accumulation).
+  Seconds grad_accumulation;
+  Seconds tp_comm;  // tensor parallelism
+  Seconds ep_comm;  // expert parallelism: the routed tokens' all-to-alls
   Seconds cp_comm;
   Seconds pp_comm;
   Seconds dp_comm;  // gradient and weight synchronisation, ZeRO-3 gathers included
@@ -102,6 +105,13 @@ struct TrainEstimate {
 // on Blackwell) where its software has them that year (framework.h, native_attention_since),
 // else the FlashAttention-2 class.
 AttentionKernels attention_kernels(const Gpu& gpu, const TrainJob& job);
+
+// How the job's micro-batches add up their weight gradients where the ranks keep them whole
+// (ZeRO below the framework's gradient-sharding stage), its 16-bit format bf16 (fp8 runs keep
+// bf16) or fp16; kFused, nothing to count, where they are sharded or no framework is named
+// (docs/FORMULAS.md#gradient-accumulation).
+GradAccumulation grad_accumulation(const TrainJob& job);
+
 // Whether `job`'s attention runs at the measured rate of the kernels written for `gpu`'s
 // architecture (efficiency.attention_native in data/gpus/): it runs them, and the GPU has the
 // rate (native_attention_rate).

@@ -73,16 +73,28 @@ std::string native_attention_text(const Framework& f) {
   return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// How the framework adds up its micro-batches' gradients: "autograd; bf16 hook, fused from 2022".
+std::string accumulation_text(const Framework& f) {
+  std::string s(grad_accumulation_name(f.grad_accumulation));
+  if (f.grad_accumulation_bf16) {
+    s += fmt::format("; bf16 {}", grad_accumulation_name(*f.grad_accumulation_bf16));
+  }
+  if (f.grad_accumulation_fused_since > 0) {
+    s += fmt::format(", fused from {}", f.grad_accumulation_fused_since);
+  }
+  return s;
+}
+
 void list_frameworks(const Catalog& c) {
   Table t({"id", "pipeline", "state (B/param)", "fused attn", "native attn", "grad overlap",
-           "TP overlap", "ZeRO-3 prefetch", "name"},
-          {false, false, true, true, true, true, true, true, false});
+           "TP overlap", "ZeRO-3 prefetch", "grad accumulation", "name"},
+          {false, false, true, true, true, true, true, true, false, false});
   for (const Framework& f : c.frameworks()) {
     t.add({f.id, std::string(pipeline_engine_name(f.pipeline)),
            fmt::format("{:g}+{:g}+{:g}", f.weight_bytes, f.gradient_bytes, f.master_bytes),
            since_text(f.fused_attention_since), native_attention_text(f),
            since_text(f.overlap_grad_reduce_since), since_text(f.tp_comm_overlap_since),
-           since_text(f.zero3_prefetch_since), f.name});
+           since_text(f.zero3_prefetch_since), accumulation_text(f), f.name});
   }
   emit("{}", t.str());
   emit(
@@ -247,6 +259,12 @@ void write_framework_json(JsonWriter& w, const Framework& f) {
       .field("overlap_grad_reduce_since", f.overlap_grad_reduce_since)
       .field("tp_comm_overlap_since", f.tp_comm_overlap_since)
       .field("zero3_prefetch_since", f.zero3_prefetch_since)
+      .field("grad_accumulation", std::string(grad_accumulation_name(f.grad_accumulation)));
+  if (f.grad_accumulation_bf16) {
+    w.field("grad_accumulation_bf16",
+            std::string(grad_accumulation_name(*f.grad_accumulation_bf16)));
+  }
+  w.field("grad_accumulation_fused_since", f.grad_accumulation_fused_since)
       .field("source", f.source)
       .end_object();
 }
@@ -608,6 +626,8 @@ void show_framework(const Framework& f, bool json) {
   }
   emit("since      attention kernels written for the GPU's architecture: {}\n",
        f.native_attention_since.empty() ? "never by default" : native_attention_text(f));
+  emit("gradients  accumulated over micro-batches: {} (docs/FORMULAS.md#gradient-accumulation)\n",
+       accumulation_text(f));
   emit("source     {}\nfile       {}\n", f.source, f.file);
 }
 

@@ -68,6 +68,23 @@ std::string software_text(const TrainJob& job, std::string_view native_kernels, 
   if (s.tp_comm_overlap()) {
     parts.push_back(tr(lang, "overlapped TP communication", "comunicação TP sobreposta"));
   }
+  // Where the gradients are kept whole, how micro-batches add theirs up, when not in the GEMM.
+  switch (grad_accumulation(job)) {
+    case GradAccumulation::kFused:
+      break;
+    case GradAccumulation::kAutograd:
+      parts.push_back(
+          tr(lang, "gradients accumulated by autograd", "gradientes acumulados pelo autograd"));
+      break;
+    case GradAccumulation::kHook:
+      parts.push_back(tr(lang, "gradients accumulated into fp32 by a hook",
+                         "gradientes acumulados em fp32 por um hook"));
+      break;
+    case GradAccumulation::kFp32Copy:
+      parts.push_back(tr(lang, "gradients accumulated through an fp32 copy",
+                         "gradientes acumulados por uma cópia fp32"));
+      break;
+  }
   // The framework's mixed-precision state; the optimizer's moments come on top (fit).
   parts.push_back(say(lang,
                       "{:g} + {:g} + {:g} bytes per parameter (weights, gradients, master copy)",
@@ -121,6 +138,7 @@ void write_train_json(JsonWriter& w, const TrainEstimate& e) {
       .field("total_s", s.total().si())
       .field("compute_s", s.compute.si())
       .field("recompute_s", s.recompute.si())
+      .field("grad_accumulation_s", s.grad_accumulation.si())
       .field("tp_comm_s", s.tp_comm.si())
       .field("ep_comm_s", s.ep_comm.si())
       .field("cp_comm_s", s.cp_comm.si())
@@ -186,8 +204,9 @@ std::string no_fit_hint(Lang lang) {
 std::vector<std::pair<std::string, Seconds>> step_items(const StepTime& s, Lang lang) {
   return {
       {tr(lang, "compute (forward + backward)", "cômputo (forward + backward)"),
-       s.compute - s.recompute},
+       s.compute - s.recompute - s.grad_accumulation},
       {tr(lang, "recompute", "recomputação"), s.recompute},
+      {tr(lang, "gradient accumulation", "acumulação de gradientes"), s.grad_accumulation},
       {tr(lang, "tensor-parallel communication (exposed)", "comunicação tensor-parallel (exposta)"),
        s.tp_comm},
       {tr(lang, "expert-parallel all-to-alls (exposed)", "all-to-alls expert-parallel (expostos)"),
