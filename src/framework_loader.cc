@@ -100,6 +100,7 @@ Result<Framework> load_framework(const std::string& path) {
         std::pair{"overlap_grad_reduce_since", &f.overlap_grad_reduce_since},
         std::pair{"overlap_param_gather_since", &f.overlap_param_gather_since},
         std::pair{"tp_comm_overlap_since", &f.tp_comm_overlap_since},
+        std::pair{"ep_comm_overlap_since", &f.ep_comm_overlap_since},
         std::pair{"zero3_prefetch_since", &f.zero3_prefetch_since},
         std::pair{"pipeline_embedding_layers_since", &f.pipeline_embedding_layers_since},
         std::pair{"custom_pipeline_layout_since", &f.custom_pipeline_layout_since},

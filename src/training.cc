@@ -76,6 +76,14 @@ void apply_software(TrainJob& job, const Software& software) {
   apply_software(job.memory, software);
 }
 
+bool ep_comm_overlapped(const TrainJob& job) {
+  // Megatron-Core pairs one micro-batch's forward with another's backward to hide the MoE
+  // all-to-alls; with pipeline parallelism only in the interleaved schedule.
+  const Parallelism& l = job.memory.layout;
+  return job.software.framework != nullptr && job.software.ep_comm_overlap() && l.ep > 1 &&
+         (l.pp == 1 || l.virtual_stages > 1);
+}
+
 GradAccumulation grad_accumulation(const TrainJob& job) {
   const Software& sw = job.software;
   if (sw.framework == nullptr || job.memory.layout.zero >= sw.framework->gradient_sharding_stage) {
@@ -342,6 +350,7 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
                                     : all_reduce_time(activation, tp_group, net);
   const double tp_passes = recompute_full ? 6.0 : 4.0;
   const bool tp_overlap = framework && sw.tp_comm_overlap();
+  const bool ep_overlap = ep_comm_overlapped(job);
   // Context parallelism: ring attention passes K and V around the cp ranks, cp - 1 steps each
   // way, each step hidden behind that step's share of the attention kernels; the backward
   // passes K, V and their gradients (twice the bytes).
@@ -400,6 +409,11 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
     sc.tp = tp_overlap ? overlapped(tp_comm, w.gemm_forward + w.gemm_backward, kappa) : tp_comm;
     const bool moe_span = m.is_moe() && span.first >= m.moe.dense_layers;
     sc.ep = moe_span ? ep_exchange : Seconds(0);
+    if (moe_span && ep_overlap) {
+      // Batch-level overlap: one micro-batch's all-to-alls run under another's forward and
+      // backward (docs/FORMULAS.md#parallelism).
+      sc.ep = overlapped(ep_exchange, w.total(), kappa);
+    }
     if (cp > 1) {
       const double steps = static_cast<double>(cp - 1);
       const double share = static_cast<double>(cp);

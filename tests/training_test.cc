@@ -361,6 +361,38 @@ TEST_F(TrainingTest, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
                        .si());
 }
 
+TEST_F(TrainingTest, NemoFrom2026HidesTheAllToAllsBehindAnotherMicroBatch) {
+  // The same Mixtral 8x7B layout with NeMo (data/frameworks/nemo.toml): its 2026 recipes overlap
+  // one micro-batch's all-to-alls with another's compute, which needs an interleaved pipeline.
+  // Each MoE layer's four all-to-alls take X, less than the layer's compute C here, so the
+  // overlap leaves only the slowdown they cost the compute under them: X x overlap_slowdown
+  // (docs/FORMULAS.md#overlap), every layer.
+  const Model m = model("mixtral-8x7b");
+  TrainJob j = job(2, 4, 8, 1, 64);
+  j.memory.layout.zero = 1;
+  j.memory.layout.ep = 8;
+  j.memory.layout.virtual_stages = 2;
+  const Cluster c = a100(64);
+  apply_software(j, *catalog_->software("nemo@2025"));
+  const TrainEstimate before = run(m, c, j);
+  apply_software(j, *catalog_->software("nemo@2026"));
+  const TrainEstimate after = run(m, c, j);
+  ASSERT_TRUE(before.feasible && after.feasible) << before.reason << after.reason;
+  ASSERT_GT(before.step.ep_comm.si(), 0.0);
+  // X per layer and micro-batch against C: 8 micro-batches of 8 layers, compute per layer below.
+  EXPECT_LT(before.step.ep_comm.si(), before.step.compute.si());
+  const double kappa = catalog_->train_params().overlap_slowdown;
+  EXPECT_NEAR(after.step.ep_comm.si(), before.step.ep_comm.si() * kappa, 1e-12);
+  EXPECT_LT(after.step.total().si(), before.step.total().si());
+  // Without interleaving the pipeline cannot pair the micro-batches: nothing hidden.
+  j.memory.layout.virtual_stages = 1;
+  EXPECT_NEAR(run(m, c, j).step.ep_comm.si(), before.step.ep_comm.si() * 1.0, 1e-12);
+  // Megatron-LM has the overlap as an option, never its default.
+  j.memory.layout.virtual_stages = 2;
+  apply_software(j, *catalog_->software("megatron-lm@2026"));
+  EXPECT_NEAR(run(m, c, j).step.ep_comm.si(), before.step.ep_comm.si(), 1e-12);
+}
+
 TEST_F(TrainingTest, PipelineTransfersFollowTheEngine) {
   // Llama 2 13B at tp 8, pp 4 (one stage per node), m = 16 micro-batches of 1 x 2048 tokens, no
   // sequence parallelism. Megatron sends 1/8 of each boundary activation (2048 x 5120 x 2 B) per

@@ -164,6 +164,20 @@ TEST(HoldoutData, EveryTrainingRowResolvesAgainstTheCatalog) {
   EXPECT_EQ(resolved_holdout("training-2024-2025.json", read_training_rows).size(), 29U);
 }
 
+// Megatron-Bridge's 26.08 summary (data/holdout/README.md): its four mixture-of-experts rows on
+// DGX-GB200, in MXFP8, as NeMo 2026 runs them, expert parallelism 8 to 64.
+TEST(HoldoutData, EveryMegatronBridge2608RowIsAnExpertParallelNemo2026Run) {
+  const std::vector<TrainingRow> rows =
+      resolved_holdout("training-megatron-bridge-26.08.json", read_training_rows);
+  ASSERT_EQ(rows.size(), 4U);
+  EXPECT_EQ(rows_where(rows,
+                       [](const TrainingRow& r) {
+                         return r.job.software.year == 2026 && r.job.memory.layout.ep >= 8 &&
+                                r.job.memory.precision == Precision::kFp8;
+                       }),
+            4);
+}
+
 // NVIDIA's DGX Cloud recipes (data/holdout/README.md): 10 Llama 3.1 8B, 12 70B, 12 405B (6 of
 // them NVIDIA's proxies with 7, 21 or 42 of its layers), 16 Nemotron-4 15B and 10 340B, half in
 // bf16 and half in fp8.

@@ -76,7 +76,10 @@ struct Framework {
   int64_t overlap_grad_reduce_since = 0;   // DP gradient reduction hidden behind the backward
   int64_t overlap_param_gather_since = 0;  // ZeRO-1/2 weight all-gather hidden in the forward
   int64_t tp_comm_overlap_since = 0;       // TP collectives overlapped with their GEMMs
-  int64_t zero3_prefetch_since = 0;        // ZeRO-3 gathers the next layer while computing
+  // MoE token all-to-alls hidden behind another micro-batch's compute (Megatron-Core's batch-level
+  // overlap, which with pipeline parallelism needs interleaved stages).
+  int64_t ep_comm_overlap_since = 0;
+  int64_t zero3_prefetch_since = 0;  // ZeRO-3 gathers the next layer while computing
   // Megatron's pipeline may count the embedding and the loss as one layer each when it splits the
   // layers into (virtual) stages (account_for_embedding_in_pipeline_split and ..._loss_...): the
   // first and last stage then hold one transformer layer fewer, and a model interleaves where
@@ -122,6 +125,7 @@ struct Software {
   bool overlap_grad_reduce() const { return since(framework->overlap_grad_reduce_since); }
   bool overlap_param_gather() const { return since(framework->overlap_param_gather_since); }
   bool tp_comm_overlap() const { return since(framework->tp_comm_overlap_since); }
+  bool ep_comm_overlap() const { return since(framework->ep_comm_overlap_since); }
   bool zero3_prefetch() const { return since(framework->zero3_prefetch_since); }
   // How this run accumulates gradients, its 16-bit compute format bf16 or not; without a
   // framework, fused (nothing counted).

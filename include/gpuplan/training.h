@@ -112,6 +112,11 @@ AttentionKernels attention_kernels(const Gpu& gpu, const TrainJob& job);
 // (docs/FORMULAS.md#gradient-accumulation).
 GradAccumulation grad_accumulation(const TrainJob& job);
 
+// Whether `job`'s MoE all-to-alls run under another micro-batch's compute: its framework overlaps
+// them that year, it has expert parallelism, and its pipeline, if any, is interleaved
+// (docs/FORMULAS.md#parallelism).
+bool ep_comm_overlapped(const TrainJob& job);
+
 // Whether `job`'s attention runs at the measured rate of the kernels written for `gpu`'s
 // architecture (efficiency.attention_native in data/gpus/): it runs them, and the GPU has the
 // rate (native_attention_rate).

@@ -258,6 +258,7 @@ void write_framework_json(JsonWriter& w, const Framework& f) {
   w.end_object()
       .field("overlap_grad_reduce_since", f.overlap_grad_reduce_since)
       .field("tp_comm_overlap_since", f.tp_comm_overlap_since)
+      .field("ep_comm_overlap_since", f.ep_comm_overlap_since)
       .field("zero3_prefetch_since", f.zero3_prefetch_since)
       .field("grad_accumulation", std::string(grad_accumulation_name(f.grad_accumulation)));
   if (f.grad_accumulation_bf16) {
@@ -620,6 +621,7 @@ void show_framework(const Framework& f, bool json) {
       {"gradient reduce overlap", f.overlap_grad_reduce_since},
       {"parameter gather overlap", f.overlap_param_gather_since},
       {"TP communication overlap", f.tp_comm_overlap_since},
+      {"EP all-to-all overlap", f.ep_comm_overlap_since},
       {"ZeRO-3 prefetch", f.zero3_prefetch_since}};
   for (const auto& [what, year] : since) {
     emit("since      {}: {}\n", what, year > 0 ? fmt::format("{}", year) : "never by default");

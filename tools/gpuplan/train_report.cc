@@ -68,6 +68,9 @@ std::string software_text(const TrainJob& job, std::string_view native_kernels, 
   if (s.tp_comm_overlap()) {
     parts.push_back(tr(lang, "overlapped TP communication", "comunicação TP sobreposta"));
   }
+  if (ep_comm_overlapped(job)) {
+    parts.push_back(tr(lang, "overlapped EP all-to-alls", "all-to-alls EP sobrepostos"));
+  }
   // Where the gradients are kept whole, how micro-batches add theirs up, when not in the GEMM.
   switch (grad_accumulation(job)) {
     case GradAccumulation::kFused:
