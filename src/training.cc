@@ -86,11 +86,18 @@ bool ep_comm_overlapped(const TrainJob& job) {
 
 GradAccumulation grad_accumulation(const TrainJob& job) {
   const Software& sw = job.software;
-  if (sw.framework == nullptr || job.memory.layout.zero >= sw.framework->gradient_sharding_stage) {
+  const Framework* f = sw.framework;
+  if (f == nullptr || job.memory.layout.zero >= f->gradient_sharding_stage) {
     return GradAccumulation::kFused;
   }
   const Precision p = job.memory.precision;
-  return sw.grad_accumulation(p == Precision::kBf16 || p == Precision::kFp8);
+  const bool bf16 = p == Precision::kBf16 || p == Precision::kFp8;
+  const GradAccumulation g =
+      bf16 && f->grad_accumulation_bf16 ? *f->grad_accumulation_bf16 : f->grad_accumulation;
+  // The fused GEMM epilogue replaces the hook: both add into an fp32 main_grad.
+  return g == GradAccumulation::kHook && sw.since(f->grad_accumulation_fused_since)
+             ? GradAccumulation::kFused
+             : g;
 }
 
 AttentionKernels attention_kernels(const Gpu& gpu, const TrainJob& job) {

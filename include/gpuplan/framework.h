@@ -127,20 +127,6 @@ struct Software {
   bool tp_comm_overlap() const { return since(framework->tp_comm_overlap_since); }
   bool ep_comm_overlap() const { return since(framework->ep_comm_overlap_since); }
   bool zero3_prefetch() const { return since(framework->zero3_prefetch_since); }
-  // How this run accumulates gradients, its 16-bit compute format bf16 or not; without a
-  // framework, fused (nothing counted).
-  GradAccumulation grad_accumulation(bool bf16) const {
-    if (framework == nullptr) {
-      return GradAccumulation::kFused;
-    }
-    const GradAccumulation g = bf16 && framework->grad_accumulation_bf16
-                                   ? *framework->grad_accumulation_bf16
-                                   : framework->grad_accumulation;
-    // The fused GEMM epilogue replaces the hook: both add into an fp32 main_grad.
-    return g == GradAccumulation::kHook && since(framework->grad_accumulation_fused_since)
-               ? GradAccumulation::kFused
-               : g;
-  }
   bool pipeline_embedding_layers() const {
     return framework != nullptr && since(framework->pipeline_embedding_layers_since);
   }
