@@ -72,6 +72,8 @@ Result<Framework> load_framework(const std::string& path) {
   f.pipeline = *e;
   GPUPLAN_ASSIGN_OR_RETURN(f.weight_bytes, r.number("weight_bytes", 1.0, 8.0));
   GPUPLAN_ASSIGN_OR_RETURN(f.gradient_bytes, r.number("gradient_bytes", 1.0, 8.0));
+  GPUPLAN_ASSIGN_OR_RETURN(f.gradient_bytes_bf16,
+                           r.optional_number("gradient_bytes_bf16", 1.0, 8.0));
   GPUPLAN_ASSIGN_OR_RETURN(f.master_bytes, r.number("master_bytes", 0.0, 8.0));
   std::optional<int64_t> grad_stage;
   GPUPLAN_ASSIGN_OR_RETURN(grad_stage, r.optional_integer("gradient_sharding_stage", 1, 2));

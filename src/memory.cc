@@ -41,7 +41,8 @@ StateBytes full_training_state(const MemoryJob& job) {
     // fp32 training needs no master copy.
     return {4.0, 4.0, moment_bytes_of(job.optimizer)};
   }
-  return {job.weight_bytes, job.gradient_bytes, job.master_bytes + moment_bytes_of(job.optimizer)};
+  return {job.weight_bytes, gradient_buffer_bytes(job),
+          job.master_bytes + moment_bytes_of(job.optimizer)};
 }
 
 // QLoRA's NF4 with double quantisation: 4 bits + 0.127 bits of constants per parameter
@@ -369,9 +370,15 @@ void apply_software(MemoryJob& job, const Software& software) {
   const Framework& f = *software.framework;
   job.weight_bytes = f.weight_bytes;
   job.gradient_bytes = f.gradient_bytes;
+  job.gradient_bytes_bf16 = f.gradient_bytes_bf16.value_or(f.gradient_bytes);
   job.master_bytes = f.master_bytes;
   job.gradient_sharding_stage = f.gradient_sharding_stage;
   job.flash_attention = software.fused_attention();
+}
+
+double gradient_buffer_bytes(const MemoryJob& job) {
+  const bool bf16 = job.precision == Precision::kBf16 || job.precision == Precision::kFp8;
+  return bf16 ? job.gradient_bytes_bf16 : job.gradient_bytes;
 }
 
 double optimizer_moment_bytes(Optimizer o) {

@@ -388,7 +388,7 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
     const double bucket = framework ? sw.framework->zero3_bucket_params : 0.0;
     const double collectives = bucket > 0 ? std::max(1.0, std::ceil(params_layer / bucket)) : 1.0;
     const Bytes weights = Bytes(params_gpu * 2.0 / collectives);
-    const Bytes grads = Bytes(params_gpu * mj.gradient_bytes / collectives);
+    const Bytes grads = Bytes(params_gpu * gradient_buffer_bytes(mj) / collectives);
     gather = all_gather_time(weights, dp_group, net) * collectives;
     scatter = reduce_scatter_time(grads, dp_group, net) * collectives;
   };
@@ -533,7 +533,7 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
       if (g.ranks <= 1) {
         return;
       }
-      const Bytes gb = Bytes(params * mj.gradient_bytes);
+      const Bytes gb = Bytes(params * gradient_buffer_bytes(mj));
       if (l.zero == 0) {
         grads += all_reduce_time(gb, g, net);
       } else {
@@ -570,8 +570,8 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
     const BytesPerSecond link =
         p.host_link[static_cast<size_t>(std::clamp<int64_t>(gpu.pcie_gen, 3, 6))];
     const BytesPerSecond host = p.host_memory_bandwidth / static_cast<double>(c.gpus_per_node);
-    step.optimizer =
-        Bytes(owned * (mj.gradient_bytes + 2.0)) / link + Bytes(owned * update_bytes) / host;
+    step.optimizer = Bytes(owned * (gradient_buffer_bytes(mj) + 2.0)) / link +
+                     Bytes(owned * update_bytes) / host;
   } else {
     step.optimizer = Bytes(owned * update_bytes) / (gpu.memory_bandwidth * gpu.efficiency->hbm);
   }

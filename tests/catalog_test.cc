@@ -383,6 +383,21 @@ TEST(FrameworkLoader, RejectsAStageOrEngineItDoesNotKnow) {
       << engine.error().message();
 }
 
+TEST(FrameworkLoader, ReadsTheBf16GradientBufferWhereItDiffers) {
+  // data/frameworks/megatron-deepspeed.toml: 2-byte gradients, 4 in bf16 (BF16_Optimizer);
+  // Megatron-LM states none, its fp32 main_grad serving both. A buffer of no bytes is refused.
+  const Catalog& c = shipped_catalog();
+  const Framework& ds = *c.software("megatron-deepspeed")->framework;
+  EXPECT_EQ(ds.gradient_bytes, 2.0);
+  EXPECT_EQ(ds.gradient_bytes_bf16, 4.0);
+  EXPECT_FALSE(c.software("megatron-lm")->framework->gradient_bytes_bf16.has_value());
+  Result<Framework> zero = detail::load_framework(fixture("framework-bad-bf16-gradients.toml"));
+  ASSERT_FALSE(zero.has_value());
+  EXPECT_EQ(zero.error().message(),
+            fixture("framework-bad-bf16-gradients.toml:7:23: key 'gradient_bytes_bf16' = 0 is "
+                    "out of range; expected 1 to 8"));
+}
+
 TEST(FrameworkLoader, RequiresAKnownWayOfAccumulatingGradients) {
   // Every framework says how its micro-batches' gradients are added up (docs/FORMULAS.md,
   // gradient accumulation): a missing key and a misspelt one are errors naming file, line, key.

@@ -148,6 +148,28 @@ TEST(TrainingState, FollowsTheFrameworksMixedPrecisionRule) {
   EXPECT_NEAR(state(4, 4, 0), 16.0, 1e-9);
 }
 
+TEST(TrainingState, Bf16RunsKeepTheFrameworksBf16GradientBuffer) {
+  // Megatron-DeepSpeed (data/frameworks/megatron-deepspeed.toml): fp16 runs keep 16-bit
+  // gradients, 2 + 2 + 4 + 8 = 16 B per parameter with Adam; bf16 (and fp8) runs keep
+  // BF16_Optimizer's fp32 buffer, 2 + 4 + 4 + 8 = 18 B. Megatron-LM keeps its fp32 main_grad in
+  // both, 18 B. The same middle stage of the 175B model as above.
+  const Model m = gpt(12288, 96, 96);
+  const double h = 12288;
+  const double params = 12 * (12 * h * h / 8 + 7 * h / 8 + 6 * h);
+  auto state = [&](const char* software, Precision p) {
+    MemoryJob job = megatron_job(8, 8, 1, Recompute::kSelective, true);
+    apply_software(job, *shipped_catalog().software(software));
+    job.precision = p;
+    const MemoryBreakdown b = memory_per_stage(m, job, kNoOverhead)[3];
+    return (b.weights + b.gradients + b.optimizer).si() / params;
+  };
+  EXPECT_NEAR(state("megatron-deepspeed@2022", Precision::kFp16), 16.0, 1e-9);
+  EXPECT_NEAR(state("megatron-deepspeed@2022", Precision::kBf16), 18.0, 1e-9);
+  EXPECT_NEAR(state("megatron-deepspeed@2022", Precision::kFp8), 18.0, 1e-9);
+  EXPECT_NEAR(state("megatron-lm@2022", Precision::kFp16), 18.0, 1e-9);
+  EXPECT_NEAR(state("megatron-lm@2022", Precision::kBf16), 18.0, 1e-9);
+}
+
 TEST(TrainingState, AFrameworkCanShardGradientsFromZeroOne) {
   // ZeRO-1 shards only the optimizer states; a framework whose sharded data parallelism always
   // shards the gradients too (Meta's FSDP, data/frameworks/meta-internal.toml) keeps 1/dp of

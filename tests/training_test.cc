@@ -180,6 +180,25 @@ TEST_F(TrainingTest, DataParallelOverlapIsBoundedAndNotFree) {
   EXPECT_GE(hidden, catalog_->train_params().overlap_slowdown * serial * (1 - 1e-9));
 }
 
+TEST_F(TrainingTest, DeepSpeedBf16ReducesFp32Gradients) {
+  // data/frameworks/megatron-deepspeed.toml: DeepSpeed's fp16 optimizer keeps and reduces 16-bit
+  // gradients (2 B per parameter), its BF16_Optimizer an fp32 buffer (4 B). The framework
+  // reduces after the backward, hiding nothing, so the exposed data-parallel time is the
+  // buffer's all-reduce alone: a bf16 run's equals an fp16 run's given a 4-byte buffer.
+  const Model m = model("llama-2-7b");
+  TrainJob j = job(1, 1, 16, 1, 16);
+  apply_software(j, *catalog_->software("megatron-deepspeed@2022"));
+  auto exposed = [&](Precision p) {
+    j.memory.precision = p;
+    return run(m, a100(16), j).step.dp_comm.si();
+  };
+  const double fp16 = exposed(Precision::kFp16);
+  const double bf16 = exposed(Precision::kBf16);
+  j.memory.gradient_bytes = 4;
+  EXPECT_DOUBLE_EQ(bf16, exposed(Precision::kFp16));
+  EXPECT_GT(bf16, fp16);
+}
+
 TEST_F(TrainingTest, MoreBandwidthIsNeverSlower) {
   const Model m = model("llama-2-7b");
   const TrainJob j = job(1, 1, 8, 1, 64);

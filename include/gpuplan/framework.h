@@ -68,6 +68,9 @@ struct Framework {
   double weight_bytes = 2;
   double gradient_bytes = 4;
   double master_bytes = 4;
+  // The gradient buffer in bf16 (and fp8) runs where it differs: DeepSpeed's BF16_Optimizer keeps
+  // and reduces fp32 gradients where its fp16 optimizer keeps 16-bit ones.
+  std::optional<double> gradient_bytes_bf16;
   // The lowest ZeRO stage that shards the gradients: 2 as ZeRO defines its stages; 1 where the
   // framework's sharded data parallelism always shards gradients with the optimizer states.
   int64_t gradient_sharding_stage = 2;

@@ -115,6 +115,7 @@ struct MemoryJob {
   double weight_bytes = 2;
   double gradient_bytes = 4;
   double master_bytes = 4;
+  double gradient_bytes_bf16 = 4;       // the gradient buffer in bf16 and fp8 runs
   int64_t gradient_sharding_stage = 2;  // the lowest ZeRO stage that shards gradients
   // Optimizer states and master weights live in host memory and the update runs on the CPU
   // (ZeRO-Offload, Ren et al. 2021): the GPU keeps weights and gradients only.
@@ -145,6 +146,11 @@ struct MemoryBreakdown {
 // and whether its attention kernels store the scores (framework.h). Front ends call this, then
 // apply explicit overrides.
 void apply_software(MemoryJob& job, const Software& software);
+
+// Bytes per trained parameter of the gradient buffer the job keeps, and reduces over its
+// data-parallel group, in mixed precision: gradient_bytes, or gradient_bytes_bf16 in bf16 and
+// fp8 runs.
+double gradient_buffer_bytes(const MemoryJob& job);
 
 // Why a layout cannot run this model at all (tp not dividing the heads, more stages than
 // layers, ...; and precision_problem), or nullopt when it can. Infeasible is an answer, not an

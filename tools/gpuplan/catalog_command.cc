@@ -85,13 +85,21 @@ std::string accumulation_text(const Framework& f) {
   return s;
 }
 
+// The mixed-precision state, bytes per parameter: "2+2+4", "2+2(bf16: 4)+4".
+std::string state_text(const Framework& f) {
+  const std::string grads =
+      f.gradient_bytes_bf16
+          ? fmt::format("{:g}(bf16: {:g})", f.gradient_bytes, *f.gradient_bytes_bf16)
+          : fmt::format("{:g}", f.gradient_bytes);
+  return fmt::format("{:g}+{}+{:g}", f.weight_bytes, grads, f.master_bytes);
+}
+
 void list_frameworks(const Catalog& c) {
   Table t({"id", "pipeline", "state (B/param)", "fused attn", "native attn", "grad overlap",
            "TP overlap", "ZeRO-3 prefetch", "grad accumulation", "name"},
           {false, false, true, true, true, true, true, true, false, false});
   for (const Framework& f : c.frameworks()) {
-    t.add({f.id, std::string(pipeline_engine_name(f.pipeline)),
-           fmt::format("{:g}+{:g}+{:g}", f.weight_bytes, f.gradient_bytes, f.master_bytes),
+    t.add({f.id, std::string(pipeline_engine_name(f.pipeline)), state_text(f),
            since_text(f.fused_attention_since), native_attention_text(f),
            since_text(f.overlap_grad_reduce_since), since_text(f.tp_comm_overlap_since),
            since_text(f.zero3_prefetch_since), accumulation_text(f), f.name});
@@ -248,6 +256,7 @@ void write_framework_json(JsonWriter& w, const Framework& f) {
       .field("pipeline", std::string(pipeline_engine_name(f.pipeline)))
       .field("weight_bytes", f.weight_bytes)
       .field("gradient_bytes", f.gradient_bytes)
+      .field("gradient_bytes_bf16", f.gradient_bytes_bf16.value_or(f.gradient_bytes))
       .field("master_bytes", f.master_bytes)
       .field("fused_attention_since", f.fused_attention_since)
       .key("native_attention_since")
@@ -616,6 +625,10 @@ void show_framework(const Framework& f, bool json) {
   emit("framework  {} ({})\npipeline   {}\n", f.id, f.name, pipeline_engine_name(f.pipeline));
   emit("state      {:g} + {:g} + {:g} bytes per parameter (weights, gradients, fp32 master)\n",
        f.weight_bytes, f.gradient_bytes, f.master_bytes);
+  if (f.gradient_bytes_bf16) {
+    emit("state      in bf16 and fp8: {:g} + {:g} + {:g} bytes per parameter\n", f.weight_bytes,
+         *f.gradient_bytes_bf16, f.master_bytes);
+  }
   const std::pair<const char*, int64_t> since[] = {
       {"fused attention", f.fused_attention_since},
       {"gradient reduce overlap", f.overlap_grad_reduce_since},

@@ -320,7 +320,7 @@ std::string state_text(const MemoryJob& job, Lang lang) {
               "adaptadores fp32, seus gradientes e momentos");
   }
   return say(lang, "{} weights, {} gradients, {}moments", "pesos {}, gradientes {}, {}momentos",
-             state_format(job.weight_bytes, job), state_format(job.gradient_bytes, job),
+             state_format(job.weight_bytes, job), state_format(gradient_buffer_bytes(job), job),
              job.master_bytes > 0 ? tr(lang, "fp32 master copy and ", "cópia mestra fp32 e ") : "");
 }
 
@@ -342,7 +342,7 @@ void print_memory_table(const Model& model, const MemoryBreakdown& m, const Memo
   if (is_training(job.task)) {
     const bool adapters = trains_adapters(job.task);
     row(say(lang, "gradients ({})", "gradientes ({})",
-            adapters ? "fp32" : state_format(job.gradient_bytes, job)),
+            adapters ? "fp32" : state_format(gradient_buffer_bytes(job), job)),
         m.gradients);
     row(say(lang, "optimizer states ({}{})", "estados do otimizador ({}{})",
             optimizer_name(job.optimizer),

@@ -89,10 +89,10 @@ std::string software_text(const TrainJob& job, std::string_view native_kernels, 
       break;
   }
   // The framework's mixed-precision state; the optimizer's moments come on top (fit).
-  parts.push_back(say(lang,
-                      "{:g} + {:g} + {:g} bytes per parameter (weights, gradients, master copy)",
-                      "{:g} + {:g} + {:g} bytes por parâmetro (pesos, gradientes, cópia mestra)",
-                      job.memory.weight_bytes, job.memory.gradient_bytes, job.memory.master_bytes));
+  parts.push_back(
+      say(lang, "{:g} + {:g} + {:g} bytes per parameter (weights, gradients, master copy)",
+          "{:g} + {:g} + {:g} bytes por parâmetro (pesos, gradientes, cópia mestra)",
+          job.memory.weight_bytes, gradient_buffer_bytes(job.memory), job.memory.master_bytes));
   return text + ": " + fmt::format("{}", fmt::join(parts, ", "));
 }
 
