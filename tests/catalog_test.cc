@@ -385,12 +385,13 @@ TEST(FrameworkLoader, RejectsAStageOrEngineItDoesNotKnow) {
 
 TEST(FrameworkLoader, ReadsTheBf16GradientBufferWhereItDiffers) {
   // data/frameworks/megatron-deepspeed.toml: 2-byte gradients, 4 in bf16 (BF16_Optimizer);
-  // Megatron-LM states none, its fp32 main_grad serving both. A buffer of no bytes is refused.
+  // torchtitan's FSDP states none, its fp32 gradients serving both. A buffer of no bytes is
+  // refused.
   const Catalog& c = shipped_catalog();
   const Framework& ds = *c.software("megatron-deepspeed")->framework;
   EXPECT_EQ(ds.gradient_bytes, 2.0);
   EXPECT_EQ(ds.gradient_bytes_bf16, 4.0);
-  EXPECT_FALSE(c.software("megatron-lm")->framework->gradient_bytes_bf16.has_value());
+  EXPECT_FALSE(c.software("torchtitan")->framework->gradient_bytes_bf16.has_value());
   Result<Framework> zero = detail::load_framework(fixture("framework-bad-bf16-gradients.toml"));
   ASSERT_FALSE(zero.has_value());
   EXPECT_EQ(zero.error().message(),
