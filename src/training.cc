@@ -170,6 +170,28 @@ bool interleaving_allowed(const Model& m, int64_t pp, int64_t v, const Software&
   return interleaving_rule(m, pp, v, sw) == Interleaving::kRuns;
 }
 
+std::optional<std::string> software_layout_problem(const TrainJob& job) {
+  const Software& sw = job.software;
+  if (sw.framework == nullptr) {
+    return std::nullopt;
+  }
+  const Parallelism& l = job.memory.layout;
+  auto missing = [&](std::string_view what, int64_t since) {
+    if (since <= 0) {
+      return fmt::format("{} has no {}", sw.framework->id, what);
+    }
+    return fmt::format("{} as of {} has no {} (it came in {})", sw.framework->id, sw.year, what,
+                       since);
+  };
+  if (l.cp > 1 && !sw.context_parallel()) {
+    return missing("context parallelism", sw.framework->context_parallel_since);
+  }
+  if (l.sequence_parallel && l.tp > 1 && !sw.sequence_parallel()) {
+    return missing("sequence parallelism", sw.framework->sequence_parallel_since);
+  }
+  return std::nullopt;
+}
+
 int64_t nearest_global_batch(int64_t given, int64_t unit) {
   const int64_t down = given / unit * unit;
   return down == 0 || given - down > down + unit - given ? down + unit : down;
@@ -247,6 +269,10 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
   }
   if (auto problem = training_precision_problem(gpu, mj)) {
     reject(Why::kCalibration, [&] { return *problem; });
+    return est;
+  }
+  if (auto problem = software_layout_problem(job)) {
+    reject(Why::kLayout, [&] { return *problem; });
     return est;
   }
   const PipelineEngine engine = job.software.pipeline();

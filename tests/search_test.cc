@@ -77,6 +77,28 @@ TEST_F(SearchTest, RanksFeasibleLayoutsFastestFirst) {
   }
 }
 
+TEST_F(SearchTest, OffersOnlyWhatTheFrameworkRanThatYear) {
+  // Llama 3.1 8B at 65,536 tokens per sequence on 256 H100: with today's Megatron-LM the
+  // fastest layouts split the sequence (context parallelism); Megatron-LM as of 2022 had none
+  // (data/frameworks/megatron-lm.toml: context parallelism from 2023), so none of its layouts
+  // may, and its sequence parallelism (from 2022) stays on offer.
+  base_.memory.seq = 65536;
+  base_.global_batch = 64;
+  SearchOptions o;
+  o.top = 5;
+  o.threads = 2;
+  apply_software(base_, *catalog_->software("megatron-lm@2024"));
+  const SearchResult today = search("llama-3.1-8b", o);
+  ASSERT_FALSE(today.top.empty()) << today.reason;
+  EXPECT_GT(today.top[0].job.memory.layout.cp, 1);
+  apply_software(base_, *catalog_->software("megatron-lm@2022"));
+  const SearchResult old = search("llama-3.1-8b", o);
+  ASSERT_FALSE(old.top.empty()) << old.reason;
+  for (const TrainEstimate& e : old.top) {
+    EXPECT_EQ(e.job.memory.layout.cp, 1);
+  }
+}
+
 TEST_F(SearchTest, TheBestIsAtLeastAsFastAsAHandPickedLayout) {
   // Megatron's usual choice for 70B on 256 H100: tp 8, pp 4, dp 8, micro-batch 1, SP.
   TrainJob hand = base_;

@@ -199,6 +199,41 @@ TEST_F(TrainingTest, DeepSpeedBf16ReducesFp32Gradients) {
   EXPECT_GT(bf16, fp16);
 }
 
+TEST_F(TrainingTest, AFrameworkRunsOnlyTheParallelismsItHadThatYear) {
+  // data/frameworks/megatron-lm.toml: sequence parallelism from 2022 (--sequence-parallel,
+  // Korthikanti et al. 2022), context parallelism from 2023 (--context-parallel-size);
+  // llm-foundry.toml has neither. An older framework is an infeasible answer with its reason.
+  const Model m = model("llama-2-7b");
+  TrainJob j = job(2, 1, 4, 1, 8);
+  j.memory.layout.cp = 2;
+  j.memory.seq = 4096;
+  auto estimate = [&](const char* software) {
+    apply_software(j, *catalog_->software(software));
+    return run(m, a100(16), j);
+  };
+  const TrainEstimate before = estimate("megatron-lm@2022");
+  EXPECT_FALSE(before.feasible);
+  EXPECT_EQ(before.why, Why::kLayout);
+  EXPECT_EQ(before.reason, "megatron-lm as of 2022 has no context parallelism (it came in 2023)");
+  EXPECT_TRUE(estimate("megatron-lm@2023").feasible);
+  apply_software(j, *catalog_->software("llm-foundry@2024"));
+  EXPECT_EQ(software_layout_problem(j), "llm-foundry has no context parallelism");
+  // Sequence parallelism beside tp 2, without context parallelism.
+  j.memory.layout.cp = 1;
+  j.memory.layout.dp = 8;
+  j.memory.layout.sequence_parallel = true;
+  apply_software(j, *catalog_->software("megatron-lm@2021"));
+  EXPECT_EQ(software_layout_problem(j),
+            "megatron-lm as of 2021 has no sequence parallelism (it came in 2022)");
+  apply_software(j, *catalog_->software("megatron-lm@2022"));
+  EXPECT_EQ(software_layout_problem(j), std::nullopt);
+  // Without a framework nothing is ruled out.
+  j.software = Software{};
+  j.memory.layout.cp = 2;
+  j.memory.layout.dp = 4;
+  EXPECT_EQ(software_layout_problem(j), std::nullopt);
+}
+
 TEST_F(TrainingTest, MoreBandwidthIsNeverSlower) {
   const Model m = model("llama-2-7b");
   const TrainJob j = job(1, 1, 8, 1, 64);

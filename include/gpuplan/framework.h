@@ -83,6 +83,11 @@ struct Framework {
   // overlap, which with pipeline parallelism needs interleaved stages).
   int64_t ep_comm_overlap_since = 0;
   int64_t zero3_prefetch_since = 0;  // ZeRO-3 gathers the next layer while computing
+  // Layouts the framework can run, from the year it first could (0: never): Megatron's sequence
+  // parallelism beside tensor parallelism (Korthikanti et al. 2022), and context parallelism
+  // (ring attention over the cp ranks).
+  int64_t sequence_parallel_since = 0;
+  int64_t context_parallel_since = 0;
   // Megatron's pipeline may count the embedding and the loss as one layer each when it splits the
   // layers into (virtual) stages (account_for_embedding_in_pipeline_split and ..._loss_...): the
   // first and last stage then hold one transformer layer fewer, and a model interleaves where
@@ -130,6 +135,8 @@ struct Software {
   bool tp_comm_overlap() const { return since(framework->tp_comm_overlap_since); }
   bool ep_comm_overlap() const { return since(framework->ep_comm_overlap_since); }
   bool zero3_prefetch() const { return since(framework->zero3_prefetch_since); }
+  bool sequence_parallel() const { return since(framework->sequence_parallel_since); }
+  bool context_parallel() const { return since(framework->context_parallel_since); }
   bool pipeline_embedding_layers() const {
     return framework != nullptr && since(framework->pipeline_embedding_layers_since);
   }

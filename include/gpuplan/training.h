@@ -131,6 +131,11 @@ std::optional<std::string> interleaving_problem(const Model& model, int64_t pp, 
 // The same rule without the words: whether the interleaving can run.
 bool interleaving_allowed(const Model& model, int64_t pp, int64_t v, const Software& software);
 
+// Why the job's framework, as of the job's year, cannot run its layout: context parallelism or
+// Megatron's sequence parallelism it did not have yet (Framework::context_parallel_since,
+// sequence_parallel_since); nullopt when it can, or when no framework is named.
+std::optional<std::string> software_layout_problem(const TrainJob& job);
+
 // The multiple of `unit` (dp x micro-batch) nearest to a global batch of `given` sequences, at
 // least one `unit`; halfway rounds down.
 int64_t nearest_global_batch(int64_t given, int64_t unit);

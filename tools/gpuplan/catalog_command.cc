@@ -269,6 +269,8 @@ void write_framework_json(JsonWriter& w, const Framework& f) {
       .field("tp_comm_overlap_since", f.tp_comm_overlap_since)
       .field("ep_comm_overlap_since", f.ep_comm_overlap_since)
       .field("zero3_prefetch_since", f.zero3_prefetch_since)
+      .field("sequence_parallel_since", f.sequence_parallel_since)
+      .field("context_parallel_since", f.context_parallel_since)
       .field("grad_accumulation", std::string(grad_accumulation_name(f.grad_accumulation)));
   if (f.grad_accumulation_bf16) {
     w.field("grad_accumulation_bf16",
@@ -641,6 +643,9 @@ void show_framework(const Framework& f, bool json) {
   }
   emit("since      attention kernels written for the GPU's architecture: {}\n",
        f.native_attention_since.empty() ? "never by default" : native_attention_text(f));
+  auto runs = [](int64_t year) { return year > 0 ? fmt::format("from {}", year) : "never"; };
+  emit("layouts    sequence parallelism {}, context parallelism {}\n",
+       runs(f.sequence_parallel_since), runs(f.context_parallel_since));
   emit("gradients  accumulated over micro-batches: {} (docs/FORMULAS.md#gradient-accumulation)\n",
        accumulation_text(f));
   emit("source     {}\nfile       {}\n", f.source, f.file);
