@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <string>
 
 #include "gpuplan/framework.h"
 #include "gpuplan/suggest.h"
@@ -123,6 +124,20 @@ Result<Framework> load_framework(const std::string& path) {
       f.native_attention_since.emplace_back(arch, *year);
     }
     GPUPLAN_RETURN_IF_ERROR(native->finish());
+  }
+  // ZeRO stages by number; a stage the table leaves out never ran.
+  std::optional<TomlReader> zero;
+  GPUPLAN_ASSIGN_OR_RETURN(zero, r.optional_table("zero_since"));
+  if (zero) {
+    std::array<int64_t, 3> years{};
+    for (size_t stage = 0; stage < years.size(); ++stage) {
+      std::optional<int64_t> year;
+      GPUPLAN_ASSIGN_OR_RETURN(
+          year, zero->optional_integer(std::to_string(stage + 1), 2015, kCurrentYear));
+      years[stage] = year.value_or(0);
+    }
+    GPUPLAN_RETURN_IF_ERROR(zero->finish());
+    f.zero_since = years;
   }
   std::optional<double> bucket;
   GPUPLAN_ASSIGN_OR_RETURN(bucket, r.optional_number("zero3_bucket_params", 1e3, 1e12));

@@ -172,10 +172,16 @@ bool interleaving_allowed(const Model& m, int64_t pp, int64_t v, const Software&
 
 std::optional<std::string> software_layout_problem(const TrainJob& job) {
   const Software& sw = job.software;
+  const Parallelism& l = job.memory.layout;
+  if (sw.pipeline() == PipelineEngine::kDeepSpeed && l.pp > 1 && l.zero >= 2) {
+    // deepspeed/runtime/pipe/engine.py asserts it (since April 2021, DeepSpeed #980).
+    return std::string(
+        "DeepSpeed's pipeline engine runs ZeRO 0-1 only: ZeRO-2 and ZeRO-3 are incompatible "
+        "with pipeline parallelism");
+  }
   if (sw.framework == nullptr) {
     return std::nullopt;
   }
-  const Parallelism& l = job.memory.layout;
   auto missing = [&](std::string_view what, int64_t since) {
     if (since <= 0) {
       return fmt::format("{} has no {}", sw.framework->id, what);
@@ -188,6 +194,10 @@ std::optional<std::string> software_layout_problem(const TrainJob& job) {
   }
   if (l.sequence_parallel && l.tp > 1 && !sw.sequence_parallel()) {
     return missing("sequence parallelism", sw.framework->sequence_parallel_since);
+  }
+  if (l.zero >= 1 && !sw.zero_stage(l.zero)) {
+    return missing(fmt::format("ZeRO-{}", l.zero),
+                   (*sw.framework->zero_since)[static_cast<size_t>(l.zero - 1)]);
   }
   return std::nullopt;
 }

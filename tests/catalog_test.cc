@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -397,6 +398,23 @@ TEST(FrameworkLoader, ReadsTheBf16GradientBufferWhereItDiffers) {
   EXPECT_EQ(zero.error().message(),
             fixture("framework-bad-bf16-gradients.toml:7:23: key 'gradient_bytes_bf16' = 0 is "
                     "out of range; expected 1 to 8"));
+}
+
+TEST(FrameworkLoader, ReadsZeroStagesByNumber) {
+  // data/frameworks/megatron-lm.toml: zero_since = { 1 = 2022, 2 = 2025, 3 = 2025 };
+  // llm-foundry.toml leaves stage 1 out (never); nemo.toml gives no table (any stage).
+  const Catalog& c = shipped_catalog();
+  const std::array<int64_t, 3> megatron{2022, 2025, 2025};
+  EXPECT_EQ(c.software("megatron-lm")->framework->zero_since, megatron);
+  const std::array<int64_t, 3> foundry{0, 2023, 2023};
+  EXPECT_EQ(c.software("llm-foundry")->framework->zero_since, foundry);
+  EXPECT_FALSE(c.software("nemo")->framework->zero_since.has_value());
+  EXPECT_TRUE(c.software("nemo@2021")->zero_stage(3));
+  // A stage ZeRO does not have is an error naming the file, the line and the key.
+  Result<Framework> four = detail::load_framework(fixture("framework-bad-zero-stage.toml"));
+  ASSERT_FALSE(four.has_value());
+  EXPECT_EQ(four.error().message(), fixture("framework-bad-zero-stage.toml:9:26: unknown key "
+                                            "'zero_since.4'; did you mean '1'?"));
 }
 
 TEST(FrameworkLoader, RequiresAKnownWayOfAccumulatingGradients) {

@@ -4,6 +4,7 @@
 
 #include "gpuplan/catalog.h"
 #include "gpuplan/model_loader.h"
+#include "loaders.h"
 #include "shipped_catalog.h"
 #include "training_model.h"
 
@@ -227,10 +228,32 @@ TEST_F(TrainingTest, AFrameworkRunsOnlyTheParallelismsItHadThatYear) {
             "megatron-lm as of 2021 has no sequence parallelism (it came in 2022)");
   apply_software(j, *catalog_->software("megatron-lm@2022"));
   EXPECT_EQ(software_layout_problem(j), std::nullopt);
-  // Without a framework nothing is ruled out.
+  // ZeRO stages (zero_since): Megatron-LM's distributed optimizer (ZeRO-1) from 2022, its FSDP's
+  // ZeRO-2 and 3 from 2025; PyTorch FSDP (llm-foundry) shards gradients with the optimizer
+  // states or not at all: no ZeRO-1, ever.
+  j.memory.layout.sequence_parallel = false;
+  j.memory.layout.zero = 1;
+  apply_software(j, *catalog_->software("megatron-lm@2021"));
+  EXPECT_EQ(software_layout_problem(j), "megatron-lm as of 2021 has no ZeRO-1 (it came in 2022)");
+  apply_software(j, *catalog_->software("megatron-lm@2022"));
+  EXPECT_EQ(software_layout_problem(j), std::nullopt);
+  apply_software(j, *catalog_->software("llm-foundry@2024"));
+  EXPECT_EQ(software_layout_problem(j), "llm-foundry has no ZeRO-1");
+  j.memory.layout.zero = 2;
+  EXPECT_EQ(software_layout_problem(j), std::nullopt);
+  // DeepSpeed's pipeline engine asserts ZeRO 0-1 (deepspeed/runtime/pipe/engine.py): ZeRO-2
+  // runs without pipeline stages only.
+  apply_software(j, *catalog_->software("megatron-deepspeed@2022"));
+  EXPECT_EQ(software_layout_problem(j), std::nullopt);
+  j.memory.layout.pp = 2;
+  j.memory.layout.dp = 4;
+  EXPECT_EQ(software_layout_problem(j),
+            "DeepSpeed's pipeline engine runs ZeRO 0-1 only: ZeRO-2 and ZeRO-3 are incompatible "
+            "with pipeline parallelism");
+  // Without a framework (Megatron's pipeline, every stage) nothing is ruled out.
   j.software = Software{};
   j.memory.layout.cp = 2;
-  j.memory.layout.dp = 4;
+  j.memory.layout.pp = 1;
   EXPECT_EQ(software_layout_problem(j), std::nullopt);
 }
 
@@ -528,14 +551,19 @@ TEST_F(TrainingTest, ZeroThreeHidesGathersOnlyWhereItCanPrefetch) {
   // gather under the previous layer's compute (hidden traffic still costs overlap_slowdown of
   // itself); DeepSpeed 2021 prefetches too, but a layer of more than half its 1e9 live
   // parameters could not be held with the next one: none here (202 M per layer), so both hide.
-  // Without prefetch (deepspeed before 2021) every gather and reduce-scatter is exposed.
+  // A framework that never prefetches (tests/data/catalog/framework-zero3-no-prefetch.toml:
+  // DeepSpeed's buckets and live limit; DeepSpeed itself prefetched from its first ZeRO-3)
+  // exposes every gather and reduce-scatter.
   const Model m = model("llama-2-7b");
   TrainJob j = job(1, 1, 16, 1, 16);
   j.memory.layout.zero = 3;
   j.memory.recompute = Recompute::kFull;
   apply_software(j, *catalog_->software("torchtitan@2025"));
   const double fsdp = run(m, a100(16), j).step.dp_comm.si();
-  apply_software(j, *catalog_->software("deepspeed@2020"));
+  Result<Framework> never = detail::load_framework(std::string(GPUPLAN_TEST_DATA_DIR) +
+                                                   "/catalog/framework-zero3-no-prefetch.toml");
+  ASSERT_TRUE(never.has_value()) << never.error().message();
+  apply_software(j, Software{&*never, 2021});
   const double serial = run(m, a100(16), j).step.dp_comm.si();
   EXPECT_GT(fsdp, 0.0);
   EXPECT_LT(fsdp, serial);
@@ -546,19 +574,19 @@ TEST_F(TrainingTest, ZeroThreeHidesGathersOnlyWhereItCanPrefetch) {
           "n_positions": 2048})",
       "test", "gpt-4-layers");
   ASSERT_TRUE(big.has_value());
+  const double unhidden = run(*big, a100(16), j).step.dp_comm.si();
   apply_software(j, *catalog_->software("deepspeed@2021"));
-  const double limited = run(*big, a100(16), j).step.dp_comm.si();
-  apply_software(j, *catalog_->software("deepspeed@2020"));
-  EXPECT_DOUBLE_EQ(limited, run(*big, a100(16), j).step.dp_comm.si());
-  // Megatron-Core's FSDP prefetches from 2025 (NVIDIA/Megatron-LM d165a85, 2025-02-26): the 7B's
-  // gathers hide there, and are all exposed in 2024. Its fp32 main gradients reduce-scatter
-  // twice DeepSpeed's 16-bit bytes, so exposed they cost more than DeepSpeed's do.
+  EXPECT_DOUBLE_EQ(run(*big, a100(16), j).step.dp_comm.si(), unhidden);
+  // Megatron-Core's FSDP (NVIDIA/Megatron-LM d165a85, 2025-02-26) is Megatron-LM's first ZeRO-3,
+  // and prefetches: the 7B's gathers hide there, so although its fp32 main gradients
+  // reduce-scatter twice the fixture's 16-bit bytes, less of its traffic is exposed. In 2024
+  // Megatron-LM had no ZeRO-3.
   apply_software(j, *catalog_->software("megatron-lm@2024"));
-  const double megatron_2024 = run(m, a100(16), j).step.dp_comm.si();
+  EXPECT_EQ(run(m, a100(16), j).reason, "megatron-lm as of 2024 has no ZeRO-3 (it came in 2025)");
   apply_software(j, *catalog_->software("megatron-lm@2025"));
-  const double megatron_2025 = run(m, a100(16), j).step.dp_comm.si();
-  EXPECT_GT(megatron_2024, serial);
-  EXPECT_LT(megatron_2025, megatron_2024);
+  const TrainEstimate megatron = run(m, a100(16), j);
+  ASSERT_TRUE(megatron.feasible) << megatron.reason;
+  EXPECT_LT(megatron.step.dp_comm.si(), serial);
 }
 
 TEST_F(TrainingTest, AttentionKernelsFollowTheYearAndTheGpu) {

@@ -10,6 +10,7 @@
 #ifndef GPUPLAN_FRAMEWORK_H_
 #define GPUPLAN_FRAMEWORK_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -88,6 +89,10 @@ struct Framework {
   // (ring attention over the cp ranks).
   int64_t sequence_parallel_since = 0;
   int64_t context_parallel_since = 0;
+  // The year ZeRO stage 1, 2 and 3 (or the framework's equivalent: Megatron's distributed
+  // optimizer, FSDP's sharding strategies) first ran, 0 where never; nullopt where the framework
+  // file does not say, and any stage may run.
+  std::optional<std::array<int64_t, 3>> zero_since;
   // Megatron's pipeline may count the embedding and the loss as one layer each when it splits the
   // layers into (virtual) stages (account_for_embedding_in_pipeline_split and ..._loss_...): the
   // first and last stage then hold one transformer layer fewer, and a model interleaves where
@@ -137,6 +142,11 @@ struct Software {
   bool zero3_prefetch() const { return since(framework->zero3_prefetch_since); }
   bool sequence_parallel() const { return since(framework->sequence_parallel_since); }
   bool context_parallel() const { return since(framework->context_parallel_since); }
+  // Whether ZeRO stage `stage` (1 to 3) runs: always where the framework does not say.
+  bool zero_stage(int64_t stage) const {
+    return !framework->zero_since ||
+           since((*framework->zero_since)[static_cast<size_t>(stage - 1)]);
+  }
   bool pipeline_embedding_layers() const {
     return framework != nullptr && since(framework->pipeline_embedding_layers_since);
   }

@@ -271,7 +271,17 @@ void write_framework_json(JsonWriter& w, const Framework& f) {
       .field("zero3_prefetch_since", f.zero3_prefetch_since)
       .field("sequence_parallel_since", f.sequence_parallel_since)
       .field("context_parallel_since", f.context_parallel_since)
-      .field("grad_accumulation", std::string(grad_accumulation_name(f.grad_accumulation)));
+      .key("zero_since");
+  if (f.zero_since) {
+    w.begin_array();
+    for (int64_t year : *f.zero_since) {
+      w.value(year);
+    }
+    w.end_array();
+  } else {
+    w.null();
+  }
+  w.field("grad_accumulation", std::string(grad_accumulation_name(f.grad_accumulation)));
   if (f.grad_accumulation_bf16) {
     w.field("grad_accumulation_bf16",
             std::string(grad_accumulation_name(*f.grad_accumulation_bf16)));
@@ -646,6 +656,12 @@ void show_framework(const Framework& f, bool json) {
   auto runs = [](int64_t year) { return year > 0 ? fmt::format("from {}", year) : "never"; };
   emit("layouts    sequence parallelism {}, context parallelism {}\n",
        runs(f.sequence_parallel_since), runs(f.context_parallel_since));
+  if (f.zero_since) {
+    const std::array<int64_t, 3>& z = *f.zero_since;
+    emit("layouts    ZeRO-1 {}, ZeRO-2 {}, ZeRO-3 {}\n", runs(z[0]), runs(z[1]), runs(z[2]));
+  } else {
+    emit("layouts    every ZeRO stage (the framework file does not say from when)\n");
+  }
   emit("gradients  accumulated over micro-batches: {} (docs/FORMULAS.md#gradient-accumulation)\n",
        accumulation_text(f));
   emit("source     {}\nfile       {}\n", f.source, f.file);
