@@ -109,7 +109,8 @@ Result<Framework> load_framework(const std::string& path) {
         std::pair{"custom_pipeline_layout_since", &f.custom_pipeline_layout_since},
         std::pair{"grad_accumulation_fused_since", &f.grad_accumulation_fused_since},
         std::pair{"sequence_parallel_since", &f.sequence_parallel_since},
-        std::pair{"context_parallel_since", &f.context_parallel_since}}) {
+        std::pair{"context_parallel_since", &f.context_parallel_since},
+        std::pair{"selective_recompute_since", &f.selective_recompute_since}}) {
     std::optional<int64_t> year;
     GPUPLAN_ASSIGN_OR_RETURN(year, r.optional_integer(key, 2015, kCurrentYear));
     *field = year.value_or(0);

@@ -195,6 +195,9 @@ std::optional<std::string> software_layout_problem(const TrainJob& job) {
   if (l.sequence_parallel && l.tp > 1 && !sw.sequence_parallel()) {
     return missing("sequence parallelism", sw.framework->sequence_parallel_since);
   }
+  if (job.memory.recompute == Recompute::kSelective && !sw.selective_recompute()) {
+    return missing("selective recompute", sw.framework->selective_recompute_since);
+  }
   if (l.zero >= 1 && !sw.zero_stage(l.zero)) {
     return missing(fmt::format("ZeRO-{}", l.zero),
                    (*sw.framework->zero_since)[static_cast<size_t>(l.zero - 1)]);
@@ -281,9 +284,11 @@ TrainEstimate detail::estimate_training_with(const Model& m, const Cluster& c, c
     reject(Why::kCalibration, [&] { return *problem; });
     return est;
   }
-  if (auto problem = software_layout_problem(job)) {
-    reject(Why::kLayout, [&] { return *problem; });
-    return est;
+  if (options.software_layouts) {
+    if (auto problem = software_layout_problem(job)) {
+      reject(Why::kLayout, [&] { return *problem; });
+      return est;
+    }
   }
   const PipelineEngine engine = job.software.pipeline();
   if (!interleaving_allowed(m, l.pp, l.virtual_stages, job.software)) {
@@ -682,7 +687,8 @@ TrainEstimate best_training(const Model& m, const Cluster& c, const TrainJob& jo
       TrainJob candidate = job;
       candidate.memory.micro_batch = b;
       candidate.memory.layout.virtual_stages = v;
-      TrainEstimate e = estimate_training(m, c, candidate, mp, p);
+      TrainEstimate e = estimate_training(m, c, candidate, mp, p,
+                                          {.software_layouts = policy != MemoryPolicy::kPublished});
       if (!e.feasible) {
         if (!best.feasible) {
           best.why = e.why;

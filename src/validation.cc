@@ -264,6 +264,11 @@ Result<std::vector<TrainingRow>> read_training_rows(const std::string& path,
     } else {
       apply_software(*job, *software);
       t.note = round_global_batch(*job);
+      if (auto problem = software_layout_problem(*job)) {
+        // The run is published: it ran, and the framework file is what disagrees.
+        detail::add_note(t.note,
+                         fmt::format("{} in its framework file; timed as published", *problem));
+      }
       if (nics_assumed) {
         detail::add_note(t.note, detail::nics_note(*cluster));
       }

@@ -228,6 +228,14 @@ TEST_F(TrainingTest, AFrameworkRunsOnlyTheParallelismsItHadThatYear) {
             "megatron-lm as of 2021 has no sequence parallelism (it came in 2022)");
   apply_software(j, *catalog_->software("megatron-lm@2022"));
   EXPECT_EQ(software_layout_problem(j), std::nullopt);
+  // Selective recompute (the attention core, Korthikanti et al. 2022) from May 2022.
+  j.memory.layout.sequence_parallel = false;
+  j.memory.recompute = Recompute::kSelective;
+  apply_software(j, *catalog_->software("megatron-lm@2021"));
+  EXPECT_EQ(software_layout_problem(j),
+            "megatron-lm as of 2021 has no selective recompute (it came in 2022)");
+  j.memory.recompute = Recompute::kFull;
+  EXPECT_EQ(software_layout_problem(j), std::nullopt);
   // ZeRO stages (zero_since): Megatron-LM's distributed optimizer (ZeRO-1) from 2022, its FSDP's
   // ZeRO-2 and 3 from 2025; PyTorch FSDP (llm-foundry) shards gradients with the optimizer
   // states or not at all: no ZeRO-1, ever.

@@ -356,6 +356,23 @@ TEST_F(ValidationTest, RoundsAGlobalBatchAloudAndNamesAnUnknownFramework) {
                                  "list frameworks)");
 }
 
+TEST_F(ValidationTest, APublishedLayoutIsTimedWhereTheFrameworkFileSaysItCouldNotRun) {
+  // Sequence parallelism with Megatron-LM as of 2021, before it came (2022,
+  // data/frameworks/megatron-lm.toml): train and search refuse such a layout, but a published run
+  // did run, so validate times it and says that the framework file disagrees.
+  Result<ValidationReport> r =
+      run_validation(fixture("layout-the-framework-lacked.json"), *catalog_);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->entries.size(), 1U);
+  const ValidationEntry& e = r->entries[0];
+  ASSERT_TRUE(e.predicted.has_value()) << e.reason;
+  EXPECT_EQ(e.note,
+            "megatron-lm as of 2021 has no sequence parallelism (it came in 2022) in its framework "
+            "file; timed as published");
+  ASSERT_TRUE(e.training.has_value());
+  EXPECT_TRUE(e.training->job.memory.layout.sequence_parallel);
+}
+
 TEST_F(ValidationTest, AnUnreadableModelMakesTheRowUnpredictable) {
   Result<ValidationReport> r = run_validation(fixture("unknown-family.json"), *catalog_);
   ASSERT_TRUE(r.has_value()) << r.error().message();

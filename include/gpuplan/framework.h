@@ -85,10 +85,12 @@ struct Framework {
   int64_t ep_comm_overlap_since = 0;
   int64_t zero3_prefetch_since = 0;  // ZeRO-3 gathers the next layer while computing
   // Layouts the framework can run, from the year it first could (0: never): Megatron's sequence
-  // parallelism beside tensor parallelism (Korthikanti et al. 2022), and context parallelism
-  // (ring attention over the cp ranks).
+  // parallelism beside tensor parallelism (Korthikanti et al. 2022), context parallelism (ring
+  // attention over the cp ranks) and selective recompute.
   int64_t sequence_parallel_since = 0;
   int64_t context_parallel_since = 0;
+  // Selective activation recompute (the attention core only, Korthikanti et al. 2022).
+  int64_t selective_recompute_since = 0;
   // The year ZeRO stage 1, 2 and 3 (or the framework's equivalent: Megatron's distributed
   // optimizer, FSDP's sharding strategies) first ran, 0 where never; nullopt where the framework
   // file does not say, and any stage may run.
@@ -142,6 +144,7 @@ struct Software {
   bool zero3_prefetch() const { return since(framework->zero3_prefetch_since); }
   bool sequence_parallel() const { return since(framework->sequence_parallel_since); }
   bool context_parallel() const { return since(framework->context_parallel_since); }
+  bool selective_recompute() const { return since(framework->selective_recompute_since); }
   // Whether ZeRO stage `stage` (1 to 3) runs: always where the framework does not say.
   bool zero_stage(int64_t stage) const {
     return !framework->zero_since ||

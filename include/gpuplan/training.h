@@ -131,9 +131,10 @@ std::optional<std::string> interleaving_problem(const Model& model, int64_t pp, 
 // The same rule without the words: whether the interleaving can run.
 bool interleaving_allowed(const Model& model, int64_t pp, int64_t v, const Software& software);
 
-// Why the job's framework, as of the job's year, cannot run its layout: context parallelism or
-// Megatron's sequence parallelism it did not have yet (Framework::context_parallel_since,
-// sequence_parallel_since); nullopt when it can, or when no framework is named.
+// Why the job's framework, as of the job's year, cannot run its layout: context parallelism,
+// Megatron's sequence parallelism, selective recompute or a ZeRO stage it did not have yet
+// (Framework::*_since, zero_since), or ZeRO-2/3 under DeepSpeed's pipeline engine with more than
+// one stage; nullopt when it can.
 std::optional<std::string> software_layout_problem(const TrainJob& job);
 
 // The multiple of `unit` (dp x micro-batch) nearest to a global batch of `given` sequences, at
@@ -148,6 +149,9 @@ struct EstimateOptions {
   // false: an infeasible estimate says its kind (`why`) but leaves `reason` empty, so that a
   // search over many layouts formats no sentence it will not show.
   bool reasons = true;
+  // false: a layout the job's framework could not run in its year (software_layout_problem) is
+  // timed all the same, as a published run shows that it ran (validate).
+  bool software_layouts = true;
 };
 
 // One layout. REQUIRES: c.gpu has an efficiency calibration and a tile model;
@@ -164,7 +168,8 @@ enum class MemoryPolicy {
   kRequire,
   // The fastest candidate that fits; with none that fits, the fastest of all: a published run
   // did run, so where the memory model rejects every choice it is the model that disagrees and
-  // the run is taken as tuned for speed (validate).
+  // the run is taken as tuned for speed (validate). Its layout is timed even where the framework
+  // file says the framework could not run it that year (EstimateOptions::software_layouts).
   kPublished,
   // The fastest, the verdict only reported.
   kReport,

@@ -271,6 +271,7 @@ void write_framework_json(JsonWriter& w, const Framework& f) {
       .field("zero3_prefetch_since", f.zero3_prefetch_since)
       .field("sequence_parallel_since", f.sequence_parallel_since)
       .field("context_parallel_since", f.context_parallel_since)
+      .field("selective_recompute_since", f.selective_recompute_since)
       .key("zero_since");
   if (f.zero_since) {
     w.begin_array();
@@ -654,8 +655,9 @@ void show_framework(const Framework& f, bool json) {
   emit("since      attention kernels written for the GPU's architecture: {}\n",
        f.native_attention_since.empty() ? "never by default" : native_attention_text(f));
   auto runs = [](int64_t year) { return year > 0 ? fmt::format("from {}", year) : "never"; };
-  emit("layouts    sequence parallelism {}, context parallelism {}\n",
-       runs(f.sequence_parallel_since), runs(f.context_parallel_since));
+  emit("layouts    sequence parallelism {}, context parallelism {}, selective recompute {}\n",
+       runs(f.sequence_parallel_since), runs(f.context_parallel_since),
+       runs(f.selective_recompute_since));
   if (f.zero_since) {
     const std::array<int64_t, 3>& z = *f.zero_since;
     emit("layouts    ZeRO-1 {}, ZeRO-2 {}, ZeRO-3 {}\n", runs(z[0]), runs(z[1]), runs(z[2]));
