@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpuplan/training.h"
+
 namespace gpuplan {
 namespace {
 
@@ -81,6 +83,14 @@ SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gp
       training && search.vary_recompute
           ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
           : std::vector<Recompute>{job.recompute};
+  const Software& sw = search.software;
+  const bool runs_sequence_parallel = sw.framework == nullptr || sw.sequence_parallel();
+  auto train_job = [&](const MemoryJob& memory) {
+    TrainJob t;
+    t.memory = memory;
+    t.software = sw;
+    return t;
+  };
   Bytes least_required(1e300);
   for (int64_t n = 1; n <= search.max_gpus; n = n < 8 ? n + 1 : n + 8) {
     const auto sizes = stage_and_tensor_sizes(n, search.max_tp);
@@ -100,9 +110,11 @@ SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gp
             candidate.layout.dp = dp;
             candidate.layout.zero = zero;
             candidate.layout.virtual_stages = 1;
-            // Sequence parallelism costs nothing extra and Megatron recommends it with TP.
-            candidate.layout.sequence_parallel = tp > 1;
-            if (layout_problem(model, candidate)) {
+            // Sequence parallelism costs nothing extra and Megatron recommends it with TP, where
+            // the software has it.
+            candidate.layout.sequence_parallel = tp > 1 && runs_sequence_parallel;
+            if (layout_problem(model, candidate) ||
+                (training && software_layout_problem(train_job(candidate)))) {
               continue;
             }
             ++best.layouts_evaluated;
@@ -134,6 +146,15 @@ SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gp
 Result<FitAnswer> fit(const Model& model, const FitJob& job, const Catalog& catalog) {
   if (std::optional<std::string> problem = layout_problem(model, job.memory)) {
     return fail("layout", *problem, "choose tp/pp/dp that suit the model");
+  }
+  if (is_training(job.memory.task)) {
+    TrainJob t;
+    t.memory = job.memory;
+    t.software = job.search.software;
+    if (std::optional<std::string> problem = software_layout_problem(t)) {
+      return fail("layout", *problem,
+                  "choose a layout the framework ran that year, or a later --framework year");
+    }
   }
   const MemoryParams& mp = catalog.memory_params();
   FitAnswer a;

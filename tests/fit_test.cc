@@ -121,6 +121,37 @@ TEST_F(FitTest, TheFitAnswerSizesEveryOfferFromItsGpusSmallestFit) {
   }
 }
 
+TEST_F(FitTest, TheSearchTriesOnlyLayoutsTheFrameworkRanThatYear) {
+  // Training Llama 3.1 70B on H200 (16 GPUs, tp 8, as above): with today's Megatron-LM the fit
+  // keeps sequence parallelism on beside tp 8; Megatron-LM as of 2021 had none (from 2022,
+  // data/frameworks/megatron-lm.toml), nor ZeRO or selective recompute, so its fit uses none.
+  MemoryJob job;
+  job.task = Task::kTrain;
+  job.seq = 4096;
+  FitSearch search;
+  search.software = *catalog_->software("megatron-lm");
+  const SmallestFit today = smallest_fit(model_, job, *h200_, catalog_->memory_params(), search);
+  ASSERT_TRUE(today.found) << today.reason.en;
+  EXPECT_TRUE(today.job.layout.sequence_parallel);
+  search.software = *catalog_->software("megatron-lm@2021");
+  apply_software(job, search.software);
+  const SmallestFit old = smallest_fit(model_, job, *h200_, catalog_->memory_params(), search);
+  ASSERT_TRUE(old.found) << old.reason.en;
+  EXPECT_FALSE(old.job.layout.sequence_parallel);
+  EXPECT_EQ(old.job.layout.zero, 0);
+  EXPECT_NE(old.job.recompute, Recompute::kSelective);
+  // A layout given by hand that the software did not have is an error at "layout".
+  FitJob j;
+  j.memory = job;
+  j.memory.layout.dp = 8;
+  j.memory.layout.zero = 2;
+  j.search = search;
+  const Result<FitAnswer> a = fit(model_, j, *catalog_);
+  ASSERT_FALSE(a.has_value());
+  EXPECT_EQ(a.error().where, "layout");
+  EXPECT_EQ(a.error().what, "megatron-lm as of 2021 has no ZeRO-2 (it came in 2025)");
+}
+
 TEST_F(FitTest, AnImpossibleLayoutIsAnErrorAtLayout) {
   FitJob j;
   j.memory.task = Task::kInfer;

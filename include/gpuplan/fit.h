@@ -53,6 +53,9 @@ struct FitSearch {
   int64_t max_tp = 8;          // tensor parallelism stays inside one 8-GPU node
   bool vary_zero = true;       // try ZeRO 0..3 (training)
   bool vary_recompute = true;  // try none, selective, full (training)
+  // The training software: a layout it could not run in its year (software_layout_problem) is
+  // not tried, and sequence parallelism only where it had it. No framework: every layout.
+  Software software;
 };
 
 struct SmallestFit {
@@ -97,7 +100,8 @@ struct FitAnswer {
   std::vector<OfferFit> offers;                              // every catalog offer, by id
 };
 
-// An impossible layout (layout_problem) is an Error at "layout".
+// An impossible layout (layout_problem), or one the training software could not run in its year
+// (software_layout_problem with job.search.software), is an Error at "layout".
 Result<FitAnswer> fit(const Model& model, const FitJob& job, const Catalog& catalog);
 
 }  // namespace gpuplan

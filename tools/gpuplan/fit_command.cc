@@ -726,6 +726,7 @@ int run_fit(const std::vector<std::string>& args) {
       return report_error(kName, Error{"--offer", o.error().what, o.error().hint});
     fj.offer = *o;
   }
+  fj.search.software = *catalog->software(f.framework);  // make_job read it
   fj.search.max_gpus = f.max_gpus;
   fj.search.vary_zero = app.count("--zero") == 0;
   fj.search.vary_recompute = app.count("--recompute") == 0;
