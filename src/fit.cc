@@ -10,6 +10,14 @@
 namespace gpuplan {
 namespace {
 
+// The training job `software` would run `memory` as, for software_layout_problem.
+TrainJob run_by(const MemoryJob& memory, const Software& software) {
+  TrainJob t;
+  t.memory = memory;
+  t.software = software;
+  return t;
+}
+
 constexpr Lang kEn = Lang::kEn;
 constexpr Lang kPt = Lang::kPt;
 
@@ -85,12 +93,6 @@ SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gp
           : std::vector<Recompute>{job.recompute};
   const Software& sw = search.software;
   const bool runs_sequence_parallel = sw.framework == nullptr || sw.sequence_parallel();
-  auto train_job = [&](const MemoryJob& memory) {
-    TrainJob t;
-    t.memory = memory;
-    t.software = sw;
-    return t;
-  };
   Bytes least_required(1e300);
   for (int64_t n = 1; n <= search.max_gpus; n = n < 8 ? n + 1 : n + 8) {
     const auto sizes = stage_and_tensor_sizes(n, search.max_tp);
@@ -114,7 +116,7 @@ SmallestFit smallest_fit(const Model& model, const MemoryJob& job, const Gpu& gp
             // the software has it.
             candidate.layout.sequence_parallel = tp > 1 && runs_sequence_parallel;
             if (layout_problem(model, candidate) ||
-                (training && software_layout_problem(train_job(candidate)))) {
+                (training && software_layout_problem(run_by(candidate, sw)))) {
               continue;
             }
             ++best.layouts_evaluated;
@@ -148,10 +150,8 @@ Result<FitAnswer> fit(const Model& model, const FitJob& job, const Catalog& cata
     return fail("layout", *problem, "choose tp/pp/dp that suit the model");
   }
   if (is_training(job.memory.task)) {
-    TrainJob t;
-    t.memory = job.memory;
-    t.software = job.search.software;
-    if (std::optional<std::string> problem = software_layout_problem(t)) {
+    if (std::optional<std::string> problem =
+            software_layout_problem(run_by(job.memory, job.search.software))) {
       return fail("layout", *problem,
                   "choose a layout the framework ran that year, or a later --framework year");
     }

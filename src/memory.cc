@@ -376,9 +376,12 @@ void apply_software(MemoryJob& job, const Software& software) {
   job.flash_attention = software.fused_attention();
 }
 
+bool bf16_mixed_precision(const MemoryJob& job) {
+  return job.precision == Precision::kBf16 || job.precision == Precision::kFp8;
+}
+
 double gradient_buffer_bytes(const MemoryJob& job) {
-  const bool bf16 = job.precision == Precision::kBf16 || job.precision == Precision::kFp8;
-  return bf16 ? job.gradient_bytes_bf16 : job.gradient_bytes;
+  return bf16_mixed_precision(job) ? job.gradient_bytes_bf16 : job.gradient_bytes;
 }
 
 double optimizer_moment_bytes(Optimizer o) {

@@ -90,10 +90,9 @@ GradAccumulation grad_accumulation(const TrainJob& job) {
   if (f == nullptr || job.memory.layout.zero >= f->gradient_sharding_stage) {
     return GradAccumulation::kFused;
   }
-  const Precision p = job.memory.precision;
-  const bool bf16 = p == Precision::kBf16 || p == Precision::kFp8;
-  const GradAccumulation g =
-      bf16 && f->grad_accumulation_bf16 ? *f->grad_accumulation_bf16 : f->grad_accumulation;
+  const GradAccumulation g = bf16_mixed_precision(job.memory) && f->grad_accumulation_bf16
+                                 ? *f->grad_accumulation_bf16
+                                 : f->grad_accumulation;
   // The fused GEMM epilogue replaces the hook: both add into an fp32 main_grad.
   return g == GradAccumulation::kHook && sw.since(f->grad_accumulation_fused_since)
              ? GradAccumulation::kFused

@@ -147,6 +147,10 @@ struct MemoryBreakdown {
 // apply explicit overrides.
 void apply_software(MemoryJob& job, const Software& software);
 
+// Whether the job's 16-bit format is bf16, where a framework's bf16 rules apply: bf16 runs and
+// fp8 ones, which keep bf16 beside their fp8 GEMMs.
+bool bf16_mixed_precision(const MemoryJob& job);
+
 // Bytes per trained parameter of the gradient buffer the job keeps, and reduces over its
 // data-parallel group, in mixed precision: gradient_bytes, or gradient_bytes_bf16 in bf16 and
 // fp8 runs.
